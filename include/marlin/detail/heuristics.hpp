@@ -1,0 +1,32 @@
+// Configuration choice: constexpr, so it is tested on the host and can decide at compile time
+// which kernels a fixed configuration instantiates. Host-only; compiles without nvcc.
+#pragma once
+
+#include "../kernel/tile_config.hpp"
+
+namespace marlin::detail {
+
+/// m_blocks (16-row mma blocks per CTA tile) for a problem of `m` rows (m >= 1): the smallest
+/// tile that covers M up to 64 rows, 64 rows (and several 64-row groups) beyond.
+constexpr int select_m_blocks(int m) {
+  return m >= 16 * kMaxMBlocks ? kMaxMBlocks : (m + 15) / 16;
+}
+
+/// Number of tile_m-row groups that cover `m` rows.
+constexpr int m_groups_for(int m, int m_blocks) { return (m + 16 * m_blocks - 1) / (16 * m_blocks); }
+
+/// Whether configuration `config` tiles N exactly.
+constexpr bool tile_divides(int config, int n) {
+  return config >= 0 && config < kNumTileConfigs && n % kTileConfigs[config].tile_n() == 0;
+}
+
+/// Index into kTileConfigs for an (m, n) problem (n % 64 == 0). Small batches take the deep
+/// 128x128 tile (more weight bytes in flight per CTA); from 17 rows on, the 256-wide tile
+/// reuses each A fragment over more columns; N that only 64 divides takes 64x128.
+constexpr int select_tile_config(int m, int n) {
+  if (m > 16 && tile_divides(1, n)) return 1;
+  if (tile_divides(0, n)) return 0;
+  return 2;
+}
+
+}  // namespace marlin::detail

@@ -1,0 +1,179 @@
+// Device queries, the launch plan (configuration, grid, workspace) and kernel dispatch.
+// Dispatch is a fold over kTileConfigs: a fixed configuration instantiates only its own
+// kernels; automatic configuration instantiates the whole table.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include "../kernel/gemm_kernel.cuh"
+#include "../status.hpp"
+#include "../types.hpp"
+#include "heuristics.hpp"
+#include "partition.hpp"
+
+namespace marlin {
+
+/// Configuration policy: choose the tile configuration from the problem (the default).
+struct AutoTile {};
+
+/// Configuration policy: always use kTileConfigs[kIndex]; problems it cannot tile are
+/// refused with Status::kErrorUnsupportedShape.
+template <int kIndex>
+struct FixedTile {
+  static_assert(kIndex >= 0 && kIndex < kNumTileConfigs, "no such tile configuration");
+  static constexpr int kConfig = kIndex;
+};
+
+namespace detail {
+
+/// At most this many CTAs per SM are launched: more adds partial slots without adding
+/// bandwidth once two CTAs keep the memory pipeline full.
+inline constexpr int kMaxCtasPerSm = 2;
+
+/// What the plan needs to know of the current device.
+struct DeviceInfo {
+  int device = 0;
+  int sm_count = 0;
+  int cc_major = 0;
+  int smem_optin = 0;  ///< opt-in shared memory per block, bytes
+};
+
+/// Maps a CUDA error met while preparing or launching to a Status.
+inline Status status_from(cudaError_t err) {
+  switch (err) {
+    case cudaSuccess: return Status::kSuccess;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver: return Status::kErrorNoDevice;
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorInvalidDeviceFunction: return Status::kErrorNoKernelImage;
+    default: return Status::kErrorCudaError;
+  }
+}
+
+/// Reads the current device's properties (cheap attribute queries, no cudaGetDeviceProperties).
+inline Status query_device(DeviceInfo& info) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    (void)cudaGetLastError();  // the failed query must not surface as a later launch error
+    return Status::kErrorNoDevice;
+  }
+  if ((err = cudaGetDevice(&info.device)) != cudaSuccess) return status_from(err);
+  if ((err = cudaDeviceGetAttribute(&info.cc_major, cudaDevAttrComputeCapabilityMajor,
+                                    info.device)) != cudaSuccess ||
+      (err = cudaDeviceGetAttribute(&info.sm_count, cudaDevAttrMultiProcessorCount,
+                                    info.device)) != cudaSuccess ||
+      (err = cudaDeviceGetAttribute(&info.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                    info.device)) != cudaSuccess) {
+    return status_from(err);
+  }
+  if (info.cc_major < 8) return Status::kErrorUnsupportedDevice;
+  return Status::kSuccess;
+}
+
+using KernelFn = void (*)(kernel::Params);
+
+template <int kConfig, int kMBlocks, bool kGrouped>
+constexpr KernelFn kernel_for() {
+  return &kernel::gemm_kernel<kMBlocks, kTileConfigs[kConfig].n_blocks,
+                              kTileConfigs[kConfig].k_blocks, kGrouped>;
+}
+
+template <int kConfig, bool kGrouped>
+KernelFn kernel_for(int m_blocks) {
+  switch (m_blocks) {
+    case 1: return kernel_for<kConfig, 1, kGrouped>();
+    case 2: return kernel_for<kConfig, 2, kGrouped>();
+    case 3: return kernel_for<kConfig, 3, kGrouped>();
+    default: return kernel_for<kConfig, 4, kGrouped>();
+  }
+}
+static_assert(kMaxMBlocks == 4, "kernel_for(m_blocks) enumerates m_blocks 1..4");
+
+template <int kConfig>
+KernelFn kernel_for(int m_blocks, bool grouped) {
+  return grouped ? kernel_for<kConfig, true>(m_blocks) : kernel_for<kConfig, false>(m_blocks);
+}
+
+template <std::size_t... kIndex>
+KernelFn kernel_for(int config, int m_blocks, bool grouped, std::index_sequence<kIndex...>) {
+  KernelFn fn = nullptr;
+  ((config == static_cast<int>(kIndex)
+        ? (fn = kernel_for<static_cast<int>(kIndex)>(m_blocks, grouped), true)
+        : false) ||
+   ...);
+  return fn;
+}
+
+/// The kernel of (config, m_blocks, scale mode), instantiating only what `Config` allows.
+template <class Config>
+KernelFn select_kernel(int config, int m_blocks, bool grouped) {
+  if constexpr (std::is_same_v<Config, AutoTile>) {
+    return kernel_for(config, m_blocks, grouped,
+                      std::make_index_sequence<static_cast<std::size_t>(kNumTileConfigs)>{});
+  } else {
+    return kernel_for<Config::kConfig>(m_blocks, grouped);
+  }
+}
+
+/// Everything decided before a launch.
+struct Plan {
+  int config = 0;
+  int m_blocks = 0;
+  int smem = 0;
+  KernelFn kernel = nullptr;
+  Partition part;
+  std::size_t counters_bytes = 0;   ///< offset of the partial slots in the workspace
+  std::size_t workspace_bytes = 0;  ///< 0 when no slice is shared between CTAs
+};
+
+/// Plans a valid, non-empty problem (check_args passed, m > 0) on device `dev`.
+template <class Config>
+Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
+  if constexpr (std::is_same_v<Config, AutoTile>) {
+    plan.config = select_tile_config(args.m, args.n);
+  } else {
+    plan.config = Config::kConfig;
+  }
+  if (!tile_divides(plan.config, args.n)) return Status::kErrorUnsupportedShape;
+  const TileConfig tile = kTileConfigs[plan.config];
+  const bool grouped = args.group_size != -1;
+  plan.m_blocks = select_m_blocks(args.m);
+  plan.smem = smem_bytes(tile, plan.m_blocks, grouped);
+  if (plan.smem > dev.smem_optin) return Status::kErrorInsufficientSharedMemory;
+  plan.kernel = select_kernel<Config>(plan.config, plan.m_blocks, grouped);
+
+  cudaError_t err = cudaFuncSetAttribute(plan.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         plan.smem);
+  int ctas_per_sm = 0;
+  if (err == cudaSuccess) {
+    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas_per_sm, plan.kernel, kThreads,
+                                                        plan.smem);
+  }
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return status_from(err);
+  }
+  if (ctas_per_sm < 1) return Status::kErrorInsufficientSharedMemory;
+  if (ctas_per_sm > kMaxCtasPerSm) ctas_per_sm = kMaxCtasPerSm;
+
+  plan.part = make_partition(args.k / tile.tile_k(), args.n / tile.tile_n(),
+                             m_groups_for(args.m, plan.m_blocks), ctas_per_sm * dev.sm_count);
+  if (needs_reduction(plan.part)) {
+    constexpr std::size_t kAlign = 256;
+    plan.counters_bytes =
+        (static_cast<std::size_t>(plan.part.slices) * sizeof(int) + kAlign - 1) / kAlign * kAlign;
+    const std::size_t slot_bytes =
+        static_cast<std::size_t>(16 * plan.m_blocks) * tile.tile_n() * sizeof(float);
+    plan.workspace_bytes =
+        plan.counters_bytes + static_cast<std::size_t>(num_partial_slots(plan.part)) * slot_bytes;
+  }
+  return Status::kSuccess;
+}
+
+}  // namespace detail
+}  // namespace marlin

@@ -1,0 +1,74 @@
+// Striped partitioning of the tile space across CTAs, and the slots of the cross-CTA fp32
+// reduction. Host and device; compiles without nvcc (and is tested on the host).
+//
+// Tiles are ordered K-first within each slice (one tile_n column strip of one 64-row group
+// of M): tile index = slice * k_tiles + k_tile, slice = n_tile * m_groups + m_group, so CTAs
+// working at the same time on neighbouring slices read the same B strip and share it in L2.
+// CTA b takes the contiguous run [b * iters, (b + 1) * iters): a run may span several slices
+// and a slice may be shared by several CTAs. A CTA that covers only part of a slice writes its
+// fp32 partial to its own slot and arrives on the slice's counter; the last to arrive sums the
+// partials of all participants in CTA order (so the result is bitwise deterministic) and
+// writes C. No CTA ever waits for another, so the reduction cannot deadlock however many CTAs
+// are resident.
+#pragma once
+
+#if defined(__CUDACC__)
+#define MARLIN_HOST_DEVICE __host__ __device__
+#else
+#define MARLIN_HOST_DEVICE
+#endif
+
+namespace marlin::detail {
+
+/// Shape of the tile space and its split over the grid.
+struct Partition {
+  int k_tiles = 0;   ///< tiles along K
+  int n_tiles = 0;   ///< tiles along N
+  int m_groups = 0;  ///< 64-row groups of M (1 when M <= 64)
+  int slices = 0;    ///< n_tiles * m_groups
+  int total = 0;     ///< slices * k_tiles
+  int iters = 0;     ///< tiles per CTA (the last CTA may get fewer)
+  int grid = 0;      ///< CTAs launched; every CTA gets at least one tile
+};
+
+/// Splits `k_tiles x n_tiles x m_groups` tiles over at most `max_ctas` CTAs.
+/// Preconditions: all arguments >= 1.
+constexpr Partition make_partition(int k_tiles, int n_tiles, int m_groups, int max_ctas) {
+  Partition p;
+  p.k_tiles = k_tiles;
+  p.n_tiles = n_tiles;
+  p.m_groups = m_groups;
+  p.slices = n_tiles * m_groups;
+  p.total = p.slices * k_tiles;
+  const int ctas = max_ctas < p.total ? max_ctas : p.total;
+  p.iters = (p.total + ctas - 1) / ctas;
+  p.grid = (p.total + p.iters - 1) / p.iters;
+  return p;
+}
+
+/// First CTA whose run touches `slice`.
+MARLIN_HOST_DEVICE constexpr int first_cta(const Partition& p, int slice) {
+  return slice * p.k_tiles / p.iters;
+}
+
+/// Last CTA whose run touches `slice`.
+MARLIN_HOST_DEVICE constexpr int last_cta(const Partition& p, int slice) {
+  return ((slice + 1) * p.k_tiles - 1) / p.iters;
+}
+
+/// Partial-sum slot of CTA `cta` for `slice`: each CTA has two, one for the slice its run
+/// starts in and one for the slice it ends in (the only slices it can share).
+MARLIN_HOST_DEVICE constexpr int partial_slot(const Partition& p, int cta, int slice) {
+  return (cta * p.iters) / p.k_tiles == slice ? 2 * cta : 2 * cta + 1;
+}
+
+/// Number of partial slots a launch may use.
+constexpr int num_partial_slots(const Partition& p) { return 2 * p.grid; }
+
+/// Whether any slice is shared by more than one CTA (only then is a workspace needed).
+constexpr bool needs_reduction(const Partition& p) {
+  // A run boundary falls strictly inside a slice unless every boundary is a slice boundary.
+  return p.grid > 1 && p.iters % p.k_tiles != 0;
+}
+
+}  // namespace marlin::detail

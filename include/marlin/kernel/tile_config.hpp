@@ -1,0 +1,68 @@
+// The tile configurations marlin compiles, listed once. Host-only; compiles without nvcc.
+//
+// A CTA of 8 warps computes a tile_m x tile_n block of C over a run of tile_k-deep K steps.
+// Each warp owns a 64-column strip (one 16x64 chunk of the packed B layout per k16 row), so
+// tile_n / 64 warps cover N and the remaining 8 / (tile_n / 64) warps split K inside the
+// tile, reduced in shared memory at the end. tile_m (16 * m_blocks, m_blocks 1..4) is chosen
+// at run time from M; tile_n and tile_k come from this table.
+#pragma once
+
+#include <cstddef>
+
+namespace marlin {
+
+/// One compiled (tile_n, tile_k) choice. `_blocks` count 16-wide mma tiles.
+struct TileConfig {
+  int n_blocks;  ///< tile_n / 16
+  int k_blocks;  ///< tile_k / 16
+
+  constexpr int tile_n() const { return 16 * n_blocks; }
+  constexpr int tile_k() const { return 16 * k_blocks; }
+};
+
+/// Threads per CTA: 8 warps, so that 4-8 warps stream a tile while the others compute.
+inline constexpr int kThreads = 256;
+/// Warps per CTA.
+inline constexpr int kWarps = kThreads / 32;
+/// Shared-memory pipeline depth: loads for tile t+3 fly while tile t computes.
+inline constexpr int kStages = 4;
+/// Largest m_blocks of one CTA tile; larger M runs as several 64-row problems in one launch.
+inline constexpr int kMaxMBlocks = 4;
+
+/// Every compiled configuration. Index into this table is a configuration's identity.
+/// - 128 x 128: small batch; a deep K tile keeps 8 KB of weights per stage in flight.
+/// - 256 x 64: larger batch; wider N reuses each A fragment over more columns.
+/// - 64 x 128: any N that is a multiple of 64 but not of 128.
+inline constexpr TileConfig kTileConfigs[] = {{8, 8}, {16, 4}, {4, 8}};
+/// Number of entries in kTileConfigs.
+inline constexpr int kNumTileConfigs =
+    static_cast<int>(sizeof(kTileConfigs) / sizeof(kTileConfigs[0]));
+
+/// Whether configuration `c` is a valid CTA tile for 8 warps (checked at compile time below).
+constexpr bool is_valid(TileConfig c) {
+  const int warps_n = c.tile_n() / 64;
+  return c.tile_n() % 64 == 0 && warps_n >= 1 && kWarps % warps_n == 0 &&
+         c.k_blocks % (kWarps / warps_n) == 0 && 128 % c.tile_k() == 0;
+}
+
+namespace detail {
+constexpr bool all_valid() {
+  for (int i = 0; i < kNumTileConfigs; ++i) {
+    if (!is_valid(kTileConfigs[i])) return false;
+  }
+  return true;
+}
+static_assert(all_valid(), "every tile configuration must fit 8 warps and divide k % 128");
+}  // namespace detail
+
+/// Shared memory in bytes that a CTA of `m_blocks` x configuration `c` needs.
+constexpr int smem_bytes(TileConfig c, int m_blocks, bool grouped) {
+  const int a_stage = 16 * m_blocks * c.tile_k() * 2;            // fp16 A tile
+  const int b_stage = c.tile_k() * c.tile_n() / 2;                // 4-bit B tile
+  const int s_stage = grouped ? c.tile_n() * 2 : 0;               // one fp16 scale row
+  const int pipe = kStages * (a_stage + b_stage + s_stage);
+  const int reduce = 16 * m_blocks * (c.tile_n() + 8) * 4;        // fp32 reduction tile
+  return pipe > reduce ? pipe : reduce;
+}
+
+}  // namespace marlin

@@ -1,0 +1,343 @@
+// GPU tests of marlin::gemm<>: shapes, every compiled tile configuration, streams, graphs,
+// determinism, the workspace contract, and Status answers that need a device.
+#include <cuda_fp16.h>
+#include <gtest/gtest.h>
+#include <marlin/marlin.cuh>
+
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+#include "common/cuda_helpers.hpp"
+#include "common/gemm_problem.hpp"
+
+namespace {
+
+using marlin::Status;
+using marlin_test::DeviceBuffer;
+using marlin_test::GemmProblem;
+
+uint64_t seed_for(int m, int n, int k, int g) {
+  return 0x9e3779b97f4a7c15ull ^ (uint64_t(m) << 40) ^ (uint64_t(n) << 20) ^ uint64_t(k) ^
+         (g == -1 ? 0x5555ull : 0);
+}
+
+/// A zero-filled workspace of the size `Config` needs for `args` (at least 16 bytes).
+template <class Config = marlin::AutoTile>
+DeviceBuffer make_workspace(const marlin::GemmArgs& args, size_t extra = 0) {
+  const size_t bytes = marlin::workspace_bytes<Config>(args) + extra;
+  DeviceBuffer ws(bytes > 16 ? bytes : 16);
+  if (ws) (void)cudaMemset(ws.get(), 0, ws.bytes());
+  return ws;
+}
+
+/// Runs gemm<Config> on a fresh problem and checks it against the cuBLAS reference.
+template <class Config = marlin::AutoTile>
+void run_and_check(int m, int n, int k, int g) {
+  GemmProblem p;
+  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, seed_for(m, n, k, g)));
+  const marlin::GemmArgs args = p.args();
+  DeviceBuffer ws = make_workspace<Config>(args);
+  ASSERT_TRUE(ws);
+  const Status st =
+      marlin::gemm<__half, marlin::uint4b_t, Config>(args, ws.get(), ws.bytes(), nullptr);
+  ASSERT_EQ(st, Status::kSuccess) << marlin::to_string(st) << " " << p.describe();
+  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+  std::vector<float> ref;
+  ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+  const auto c = marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(m) * n);
+  MARLIN_EXPECT_CLOSE(p, c, ref);
+  // The contract: a completed call leaves the workspace's counters at zero (white-box: the
+  // plan says where they are; the partial slots after them are scratch).
+  marlin::detail::DeviceInfo dev;
+  ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+  marlin::detail::Plan plan;
+  ASSERT_EQ(marlin::detail::make_plan<Config>(args, dev, plan), Status::kSuccess);
+  const auto counters = marlin_test::to_host<uint32_t>(ws.get(), plan.counters_bytes / 4);
+  size_t nonzero = 0;
+  for (uint32_t x : counters) nonzero += x != 0;
+  EXPECT_EQ(nonzero, 0u) << "workspace counters not reset: " << p.describe();
+}
+
+// ---- the cuBLAS reference itself, against an fp64 host reference ---------------------------
+
+TEST(GemmReference, CublasMatchesHostFp64) {
+  MARLIN_REQUIRE_GPU();
+  for (auto [m, n, k, g] : {std::tuple{3, 128, 256, 128}, std::tuple{17, 192, 384, -1},
+                            std::tuple{64, 64, 1024, 128}}) {
+    GemmProblem p;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, seed_for(m, n, k, g)));
+    std::vector<float> gpu;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, gpu));
+    const std::vector<double> host = marlin_test::reference_host(p);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < host.size(); ++i) {
+      num += (gpu[i] - host[i]) * (gpu[i] - host[i]);
+      den += host[i] * host[i];
+    }
+    EXPECT_LE(std::sqrt(num / den), 1e-6) << p.describe();
+  }
+}
+
+// ---- shape grid ------------------------------------------------------------------------------
+
+struct Shape {
+  int m, n, k, g;
+};
+
+std::string shape_name(const testing::TestParamInfo<Shape>& info) {
+  const Shape& s = info.param;
+  return "m" + std::to_string(s.m) + "_n" + std::to_string(s.n) + "_k" + std::to_string(s.k) +
+         (s.g == -1 ? "_perchannel" : "_g" + std::to_string(s.g));
+}
+
+class GemmShapes : public testing::TestWithParam<Shape> {};
+
+TEST_P(GemmShapes, MatchesReference) {
+  MARLIN_REQUIRE_GPU();
+  const Shape s = GetParam();
+  run_and_check(s.m, s.n, s.k, s.g);
+}
+
+std::vector<Shape> shape_grid() {
+  std::vector<Shape> shapes;
+  for (int g : {128, -1}) {
+    // every M from 1 to 16, and the edges of the 16- and 64-row tiles
+    for (int m = 1; m <= 16; ++m) shapes.push_back({m, 256, 1024, g});
+    for (int m : {17, 31, 33, 64, 65, 127, 128, 200, 1024, 1500}) shapes.push_back({m, 256, 1024, g});
+    for (int n : {64, 192, 4096, 6144}) {
+      for (int m : {1, 33, 200}) shapes.push_back({m, n, 1024, g});
+    }
+    for (int k : {128, 4096, 14336}) {
+      for (int m : {1, 16, 65}) shapes.push_back({m, 256, k, g});
+    }
+    shapes.push_back({1500, 6144, 4096, g});
+    shapes.push_back({1024, 4096, 14336, g});
+  }
+  return shapes;
+}
+
+INSTANTIATE_TEST_SUITE_P(Grid, GemmShapes, testing::ValuesIn(shape_grid()), shape_name);
+
+// ---- every compiled tile configuration, forced ---------------------------------------------
+
+template <int kConfig>
+void check_forced_config() {
+  for (int g : {128, -1}) {
+    for (int m : {1, 24, 40, 64, 100}) {
+      SCOPED_TRACE("config " + std::to_string(kConfig));
+      run_and_check<marlin::FixedTile<kConfig>>(m, 768, 2048, g);
+      if (testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(GemmConfigs, EveryConfigurationForced) {
+  MARLIN_REQUIRE_GPU();
+  static_assert(marlin::kNumTileConfigs == 3, "add the new configuration here");
+  check_forced_config<0>();
+  check_forced_config<1>();
+  check_forced_config<2>();
+}
+
+TEST(GemmConfigs, ForcedConfigurationThatCannotTileNIsRefused) {
+  MARLIN_REQUIRE_GPU();
+  GemmProblem p;
+  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, 8, 192, 256, 128, 1, false));
+  // kTileConfigs[1] is 256 columns wide: 192 is not a multiple.
+  EXPECT_EQ(marlin::can_implement<marlin::FixedTile<1>>(p.args()), Status::kErrorUnsupportedShape);
+  EXPECT_EQ((marlin::gemm<__half, marlin::uint4b_t, marlin::FixedTile<1>>(p.args(), nullptr, 0,
+                                                                          nullptr)),
+            Status::kErrorUnsupportedShape);
+}
+
+// ---- streams, graphs, determinism, workspace -------------------------------------------------
+
+TEST(GemmExecution, NonDefaultStream) {
+  MARLIN_REQUIRE_GPU();
+  GemmProblem p;
+  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, 37, 4096, 4096, 128, 7));
+  cudaStream_t stream;
+  MARLIN_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  DeviceBuffer ws = make_workspace(p.args());
+  EXPECT_EQ(marlin::gemm<>(p.args(), ws.get(), ws.bytes(), stream), Status::kSuccess);
+  MARLIN_TEST_CUDA(cudaStreamSynchronize(stream));
+  MARLIN_TEST_CUDA(cudaStreamDestroy(stream));
+  std::vector<float> ref;
+  ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+  MARLIN_EXPECT_CLOSE(p, marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(p.m) * p.n), ref);
+}
+
+TEST(GemmExecution, GraphCaptureAndReplayAreBitwiseEqualToDirectCall) {
+  MARLIN_REQUIRE_GPU();
+  for (int g : {128, -1}) {
+    GemmProblem p;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, 16, 4096, 4096, g, 11));
+    DeviceBuffer ws = make_workspace(p.args());
+    ASSERT_GT(marlin::workspace_bytes(p.args()), 0u) << "this shape should reduce across CTAs";
+    ASSERT_EQ(marlin::gemm<>(p.args(), ws.get(), ws.bytes(), nullptr), Status::kSuccess);
+    MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+    const auto direct = marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(p.m) * p.n);
+
+    cudaStream_t stream;
+    MARLIN_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cudaGraph_t graph;
+    MARLIN_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    const Status st = marlin::gemm<>(p.args(), ws.get(), ws.bytes(), stream);
+    MARLIN_TEST_CUDA(cudaStreamEndCapture(stream, &graph));
+    ASSERT_EQ(st, Status::kSuccess);
+    cudaGraphExec_t exec;
+    MARLIN_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+    for (int replay = 0; replay < 3; ++replay) {
+      ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p, stream));
+      MARLIN_TEST_CUDA(cudaGraphLaunch(exec, stream));
+      MARLIN_TEST_CUDA(cudaStreamSynchronize(stream));
+      EXPECT_EQ(marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(p.m) * p.n), direct)
+          << "replay " << replay << " " << p.describe();
+    }
+    MARLIN_TEST_CUDA(cudaGraphExecDestroy(exec));
+    MARLIN_TEST_CUDA(cudaGraphDestroy(graph));
+    MARLIN_TEST_CUDA(cudaStreamDestroy(stream));
+  }
+}
+
+TEST(GemmExecution, RepeatedCallsAreBitwiseIdentical) {
+  MARLIN_REQUIRE_GPU();
+  for (auto [m, g] : {std::pair{5, 128}, std::pair{64, -1}, std::pair{300, 128}}) {
+    GemmProblem p;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, 6144, 4096, g, 13, false));
+    DeviceBuffer ws = make_workspace(p.args());
+    std::vector<uint16_t> first;
+    for (int run = 0; run < 4; ++run) {
+      ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
+      ASSERT_EQ(marlin::gemm<>(p.args(), ws.get(), ws.bytes(), nullptr), Status::kSuccess);
+      MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+      auto c = marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(p.m) * p.n);
+      if (run == 0) {
+        first = c;
+      } else {
+        EXPECT_EQ(c, first) << "run " << run << " " << p.describe();
+      }
+    }
+  }
+}
+
+TEST(GemmWorkspace, OneWorkspaceServesManyShapesInStreamOrder) {
+  MARLIN_REQUIRE_GPU();
+  const std::vector<Shape> shapes = {{1, 4096, 4096, 128}, {16, 6144, 4096, -1},
+                                     {100, 256, 14336, 128}, {7, 64, 1024, -1}};
+  std::vector<GemmProblem> problems(shapes.size());
+  size_t bytes = 16;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const Shape& s = shapes[i];
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(problems[i], s.m, s.n, s.k, s.g, 100 + i));
+    bytes = std::max(bytes, marlin::workspace_bytes(problems[i].args()));
+  }
+  DeviceBuffer ws(bytes);
+  MARLIN_TEST_CUDA(cudaMemset(ws.get(), 0, bytes));
+  for (int round = 0; round < 2; ++round) {
+    for (auto& p : problems) {
+      ASSERT_EQ(marlin::gemm<>(p.args(), ws.get(), bytes, nullptr), Status::kSuccess);
+    }
+  }
+  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+  for (auto& p : problems) {
+    std::vector<float> ref;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+    MARLIN_EXPECT_CLOSE(p, marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(p.m) * p.n), ref);
+  }
+}
+
+TEST(GemmWorkspace, MissingOrSmallWorkspaceIsRefusedAndCIsUntouched) {
+  MARLIN_REQUIRE_GPU();
+  GemmProblem p;
+  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, 4, 4096, 4096, 128, 3, false));
+  const size_t need = marlin::workspace_bytes(p.args());
+  ASSERT_GT(need, 0u);
+  DeviceBuffer ws(need + 16);
+  MARLIN_TEST_CUDA(cudaMemset(ws.get(), 0, ws.bytes()));
+  EXPECT_EQ(marlin::gemm<>(p.args(), nullptr, need, nullptr), Status::kErrorWorkspaceNull);
+  EXPECT_EQ(marlin::gemm<>(p.args(), ws.get(), need - 1, nullptr), Status::kErrorWorkspaceTooSmall);
+  EXPECT_EQ(marlin::gemm<>(p.args(), ws.as<char>() + 4, need, nullptr),
+            Status::kErrorMisalignedWorkspace);
+  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+  for (uint16_t x : marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(p.m) * p.n)) {
+    ASSERT_EQ(x, marlin_test::kPoisonHalf) << "C was written by a refused call";
+  }
+}
+
+// ---- Status answers that need the device ------------------------------------------------------
+
+TEST(GemmStatus, BadArgumentsAreRefusedBeforeLaunchAndCIsUntouched) {
+  MARLIN_REQUIRE_GPU();
+  GemmProblem p;
+  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, 8, 256, 256, 128, 5, false));
+  DeviceBuffer ws(1 << 20);
+  MARLIN_TEST_CUDA(cudaMemset(ws.get(), 0, ws.bytes()));
+  auto expect = [&](marlin::GemmArgs args, Status want) {
+    EXPECT_EQ(marlin::can_implement(args), want) << marlin::to_string(want);
+    EXPECT_EQ(marlin::gemm<>(args, ws.get(), ws.bytes(), nullptr), want) << marlin::to_string(want);
+  };
+  marlin::GemmArgs a = p.args();
+  a.a = nullptr;
+  expect(a, Status::kErrorNullPointer);
+  a = p.args();
+  a.c = static_cast<char*>(a.c) + 2;
+  expect(a, Status::kErrorMisalignedPointer);
+  a = p.args();
+  a.n = 100;
+  expect(a, Status::kErrorUnsupportedShape);
+  a = p.args();
+  a.group_size = 64;
+  expect(a, Status::kErrorUnsupportedGroupSize);
+  a = p.args();
+  a.m = -1;
+  expect(a, Status::kErrorInvalidShape);
+  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+  for (uint16_t x : marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(p.m) * p.n)) {
+    ASSERT_EQ(x, marlin_test::kPoisonHalf) << "C was written by a refused call";
+  }
+  a = p.args();
+  a.m = 0;
+  EXPECT_EQ(marlin::gemm<>(a, nullptr, 0, nullptr), Status::kSuccess);
+}
+
+TEST(GemmStatus, NoDeviceIsReportedWithoutGpu) {
+  if (marlin_test::gpu_major() != 0) GTEST_SKIP() << "a GPU is present: nothing to check";
+  marlin::GemmArgs args;
+  args.m = 16;
+  args.n = 256;
+  args.k = 256;
+  alignas(16) static char dummy[16];
+  args.a = args.b = args.scales = dummy;
+  args.c = dummy;
+  EXPECT_EQ(marlin::can_implement(args), Status::kErrorNoDevice);
+  EXPECT_EQ(marlin::gemm<>(args, nullptr, 0, nullptr), Status::kErrorNoDevice);
+  EXPECT_EQ(marlin::workspace_bytes(args), 0u);
+}
+
+// ---- Llama-3 layer shapes (label: slow) -------------------------------------------------------
+
+class GemmSlowLlama : public testing::TestWithParam<Shape> {};
+
+TEST_P(GemmSlowLlama, MatchesReference) {
+  MARLIN_REQUIRE_GPU();
+  const Shape s = GetParam();
+  run_and_check(s.m, s.n, s.k, s.g);
+}
+
+std::vector<Shape> llama_shapes() {
+  std::vector<Shape> shapes;
+  const std::pair<int, int> kn[] = {{4096, 6144},  {4096, 4096},  {4096, 28672}, {14336, 4096},
+                                    {8192, 10240}, {8192, 8192},  {8192, 57344}, {28672, 8192}};
+  for (auto [k, n] : kn) {
+    for (int m : {1, 16, 64}) {
+      for (int g : {128, -1}) shapes.push_back({m, n, k, g});
+    }
+  }
+  return shapes;
+}
+
+INSTANTIATE_TEST_SUITE_P(Llama3, GemmSlowLlama, testing::ValuesIn(llama_shapes()), shape_name);
+
+}  // namespace

@@ -1,0 +1,233 @@
+// Host-only tests of the API's device-independent parts: argument validation (every Status it
+// can give), Status strings, configuration choice, the tile table, and the striped partition
+// with its reduction slots.
+#include <gtest/gtest.h>
+#include <marlin/detail/heuristics.hpp>
+#include <marlin/detail/partition.hpp>
+#include <marlin/detail/validate.hpp>
+#include <marlin/kernel/tile_config.hpp>
+#include <marlin/status.hpp>
+#include <marlin/types.hpp>
+#include <marlin/version.hpp>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+using marlin::GemmArgs;
+using marlin::Status;
+using marlin::detail::check_args;
+
+alignas(16) char g_operand[64];
+
+GemmArgs valid_args() {
+  GemmArgs args;
+  args.m = 16;
+  args.n = 256;
+  args.k = 512;
+  args.a = g_operand;
+  args.b = g_operand;
+  args.scales = g_operand;
+  args.c = g_operand + 16;
+  args.group_size = 128;
+  return args;
+}
+
+TEST(Validate, AcceptsValidArguments) {
+  EXPECT_EQ(check_args(valid_args()), Status::kSuccess);
+  GemmArgs a = valid_args();
+  a.group_size = -1;
+  EXPECT_EQ(check_args(a), Status::kSuccess);
+}
+
+TEST(Validate, EachFaultGivesItsOwnStatus) {
+  struct Case {
+    const char* what;
+    void (*mutate)(GemmArgs&);
+    Status want;
+  };
+  const Case cases[] = {
+      {"m < 0", [](GemmArgs& a) { a.m = -1; }, Status::kErrorInvalidShape},
+      {"n == 0", [](GemmArgs& a) { a.n = 0; }, Status::kErrorInvalidShape},
+      {"k < 0", [](GemmArgs& a) { a.k = -128; }, Status::kErrorInvalidShape},
+      {"group 64", [](GemmArgs& a) { a.group_size = 64; }, Status::kErrorUnsupportedGroupSize},
+      {"group 0", [](GemmArgs& a) { a.group_size = 0; }, Status::kErrorUnsupportedGroupSize},
+      {"group -2", [](GemmArgs& a) { a.group_size = -2; }, Status::kErrorUnsupportedGroupSize},
+      {"k % group", [](GemmArgs& a) { a.k = 192; }, Status::kErrorGroupSizeMismatch},
+      {"n % 64", [](GemmArgs& a) { a.n = 96; }, Status::kErrorUnsupportedShape},
+      {"k % 128 (per-channel)",
+       [](GemmArgs& a) {
+         a.k = 192;
+         a.group_size = -1;
+       },
+       Status::kErrorUnsupportedShape},
+      {"k * n >= 2^31",
+       [](GemmArgs& a) {
+         a.k = 65536;
+         a.n = 32768;
+       },
+       Status::kErrorProblemTooLarge},
+      {"m * k >= 2^31",
+       [](GemmArgs& a) {
+         a.m = 1 << 20;
+         a.k = 4096;
+       },
+       Status::kErrorProblemTooLarge},
+      {"null a", [](GemmArgs& a) { a.a = nullptr; }, Status::kErrorNullPointer},
+      {"null b", [](GemmArgs& a) { a.b = nullptr; }, Status::kErrorNullPointer},
+      {"null scales", [](GemmArgs& a) { a.scales = nullptr; }, Status::kErrorNullPointer},
+      {"null c", [](GemmArgs& a) { a.c = nullptr; }, Status::kErrorNullPointer},
+      {"a + 8", [](GemmArgs& a) { a.a = g_operand + 8; }, Status::kErrorMisalignedPointer},
+      {"b + 4", [](GemmArgs& a) { a.b = g_operand + 4; }, Status::kErrorMisalignedPointer},
+      {"scales + 2", [](GemmArgs& a) { a.scales = g_operand + 2; },
+       Status::kErrorMisalignedPointer},
+      {"c + 1", [](GemmArgs& a) { a.c = g_operand + 1; }, Status::kErrorMisalignedPointer},
+  };
+  for (const Case& c : cases) {
+    GemmArgs args = valid_args();
+    c.mutate(args);
+    EXPECT_EQ(check_args(args), c.want) << c.what << ": got " << marlin::to_string(check_args(args));
+  }
+}
+
+TEST(Validate, EmptyProblemSucceedsWithoutOperands) {
+  GemmArgs args;
+  args.m = 0;
+  args.n = 256;
+  args.k = 256;
+  EXPECT_EQ(check_args(args), Status::kSuccess);
+  args.n = 100;  // the shape is still checked
+  EXPECT_EQ(check_args(args), Status::kErrorUnsupportedShape);
+}
+
+TEST(StatusStrings, EveryStatusHasADistinctDescription) {
+  std::set<std::string> seen;
+  for (int s = 0; s <= static_cast<int>(Status::kErrorCudaError); ++s) {
+    const std::string text = marlin::to_string(static_cast<Status>(s));
+    EXPECT_NE(text, "unknown status") << s;
+    EXPECT_TRUE(seen.insert(text).second) << "duplicate description: " << text;
+  }
+  EXPECT_STREQ(marlin::to_string(Status::kSuccess), "success");
+}
+
+TEST(Version, MatchesMacros) {
+  EXPECT_EQ(marlin::kVersion.major, MARLIN_VERSION_MAJOR);
+  EXPECT_EQ(marlin::kVersion.minor, MARLIN_VERSION_MINOR);
+  EXPECT_EQ(marlin::kVersion.patch, MARLIN_VERSION_PATCH);
+}
+
+// ---- configuration choice -------------------------------------------------------------------
+
+TEST(Heuristics, MBlocksCoverMUpTo64AndCapAt4) {
+  EXPECT_EQ(marlin::detail::select_m_blocks(1), 1);
+  EXPECT_EQ(marlin::detail::select_m_blocks(16), 1);
+  EXPECT_EQ(marlin::detail::select_m_blocks(17), 2);
+  EXPECT_EQ(marlin::detail::select_m_blocks(48), 3);
+  EXPECT_EQ(marlin::detail::select_m_blocks(49), 4);
+  EXPECT_EQ(marlin::detail::select_m_blocks(64), 4);
+  EXPECT_EQ(marlin::detail::select_m_blocks(5000), 4);
+  EXPECT_EQ(marlin::detail::m_groups_for(64, 4), 1);
+  EXPECT_EQ(marlin::detail::m_groups_for(65, 4), 2);
+  EXPECT_EQ(marlin::detail::m_groups_for(1500, 4), 24);
+}
+
+TEST(Heuristics, ChosenTileAlwaysDividesN) {
+  for (int n = 64; n <= 8192; n += 64) {
+    for (int m : {1, 16, 17, 64, 1000}) {
+      const int config = marlin::detail::select_tile_config(m, n);
+      ASSERT_TRUE(marlin::detail::tile_divides(config, n)) << "m=" << m << " n=" << n;
+    }
+  }
+  // Decode prefers the deep 128x128 tile, batches the 256-wide one, odd N the 64-wide one.
+  static_assert(marlin::detail::select_tile_config(1, 4096) == 0);
+  static_assert(marlin::detail::select_tile_config(64, 4096) == 1);
+  static_assert(marlin::detail::select_tile_config(64, 384) == 0);
+  static_assert(marlin::detail::select_tile_config(8, 192) == 2);
+}
+
+TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
+  constexpr int kSm86OptinBytes = 99 * 1024;
+  for (int i = 0; i < marlin::kNumTileConfigs; ++i) {
+    EXPECT_TRUE(marlin::is_valid(marlin::kTileConfigs[i]));
+    for (int m_blocks = 1; m_blocks <= marlin::kMaxMBlocks; ++m_blocks) {
+      for (bool grouped : {false, true}) {
+        EXPECT_LE(marlin::smem_bytes(marlin::kTileConfigs[i], m_blocks, grouped), kSm86OptinBytes)
+            << "config " << i << " m_blocks " << m_blocks;
+      }
+    }
+  }
+}
+
+// ---- striped partition --------------------------------------------------------------------
+
+// Walks every CTA's run as the kernel does and checks: each tile is covered exactly once; the
+// participants of a slice are exactly the CTAs from first_cta to last_cta; partial slots are
+// unique per (slice, CTA) and in range; needs_reduction tells whether any slice is shared.
+void check_partition(int k_tiles, int n_tiles, int m_groups, int max_ctas) {
+  using namespace marlin::detail;
+  const Partition p = make_partition(k_tiles, n_tiles, m_groups, max_ctas);
+  SCOPED_TRACE("k_tiles=" + std::to_string(k_tiles) + " n_tiles=" + std::to_string(n_tiles) +
+               " m_groups=" + std::to_string(m_groups) + " max_ctas=" + std::to_string(max_ctas));
+  ASSERT_GE(p.grid, 1);
+  ASSERT_LE(p.grid, max_ctas);
+  ASSERT_GE(static_cast<long>(p.grid) * p.iters, p.total);
+  ASSERT_LT(static_cast<long>(p.grid - 1) * p.iters, p.total) << "an idle CTA was launched";
+  std::vector<int> covered(static_cast<size_t>(p.total), 0);
+  std::vector<std::set<int>> participants(static_cast<size_t>(p.slices));
+  std::set<int> slots_used;
+  bool shared = false;
+  for (int cta = 0; cta < p.grid; ++cta) {
+    const int begin = cta * p.iters;
+    const int end = std::min(begin + p.iters, p.total);
+    for (int idx = begin; idx < end;) {
+      const int slice = idx / p.k_tiles;
+      const int k_begin = idx - slice * p.k_tiles;
+      const int k_end = std::min(p.k_tiles, k_begin + (end - idx));
+      for (int t = k_begin; t < k_end; ++t) covered[static_cast<size_t>(slice * p.k_tiles + t)]++;
+      participants[static_cast<size_t>(slice)].insert(cta);
+      if (!(k_begin == 0 && k_end == p.k_tiles)) {
+        shared = true;
+        const int slot = partial_slot(p, cta, slice);
+        ASSERT_GE(slot, 0);
+        ASSERT_LT(slot, num_partial_slots(p));
+        ASSERT_TRUE(slots_used.insert(slot).second) << "slot " << slot << " used twice";
+      }
+      idx += k_end - k_begin;
+    }
+  }
+  for (int c : covered) ASSERT_EQ(c, 1);
+  for (int s = 0; s < p.slices; ++s) {
+    const auto& who = participants[static_cast<size_t>(s)];
+    ASSERT_EQ(*who.begin(), first_cta(p, s));
+    ASSERT_EQ(*who.rbegin(), last_cta(p, s));
+    ASSERT_EQ(static_cast<int>(who.size()), last_cta(p, s) - first_cta(p, s) + 1);
+  }
+  EXPECT_EQ(needs_reduction(p), shared);
+}
+
+TEST(Partition, CoversEveryTileOnceWithUniqueSlots) {
+  for (int k_tiles : {1, 2, 3, 8, 32, 112, 224}) {
+    for (int n_tiles : {1, 2, 7, 32, 224}) {
+      for (int m_groups : {1, 3}) {
+        for (int max_ctas : {1, 2, 5, 132, 264}) {
+          check_partition(k_tiles, n_tiles, m_groups, max_ctas);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+TEST(Partition, SmallProblemsUseOneCtaPerTile) {
+  const auto p = marlin::detail::make_partition(2, 2, 1, 132);
+  EXPECT_EQ(p.grid, 4);
+  EXPECT_EQ(p.iters, 1);
+  EXPECT_TRUE(marlin::detail::needs_reduction(p));
+  const auto whole = marlin::detail::make_partition(4, 264, 1, 132);
+  EXPECT_EQ(whole.iters, 8);
+  EXPECT_FALSE(marlin::detail::needs_reduction(whole));
+}
+
+}  // namespace

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs tests/tools/gemm_once under compute-sanitizer over a grid of shapes and fails on any
+# reported error. Usage: tests/sanitize.sh <path-to-gemm_once> [tool ...]
+#   tools default to: memcheck racecheck synccheck initcheck
+# Shapes: decode (M = 1), one full 16-row tile, odd M across several 64-row groups, both
+# scale modes, a layer-sized K = N = 8192 (group 128) and small shapes that split one slice
+# over many CTAs.
+set -euo pipefail
+bin=${1:?usage: sanitize.sh <gemm_once> [tool ...]}
+shift
+tools=("$@")
+[ ${#tools[@]} -gt 0 ] || tools=(memcheck racecheck synccheck initcheck)
+shapes=(
+  "1 8192 8192 128"
+  "16 8192 8192 128"
+  "100 8192 8192 128"
+  "1 4096 4096 -1"
+  "33 256 1024 128"
+  "65 192 2048 -1"
+  "130 512 512 128"
+)
+fail=0
+for tool in "${tools[@]}"; do
+  for shape in "${shapes[@]}"; do
+    log=$(mktemp)
+    # shellcheck disable=SC2086
+    if compute-sanitizer --tool "$tool" --error-exitcode 99 "$bin" $shape >"$log" 2>&1; then
+      printf '%-10s %-20s %s\n' "$tool" "$shape" "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)"
+    else
+      rc=$?
+      if [ "$rc" -eq 77 ]; then echo "no GPU: sanitizer runs skipped"; rm -f "$log"; exit 0; fi
+      printf '%-10s %-20s FAILED (exit %d)\n' "$tool" "$shape" "$rc"
+      tail -30 "$log"
+      fail=1
+    fi
+    rm -f "$log"
+  done
+done
+exit $fail
