@@ -316,19 +316,24 @@ __global__ void __launch_bounds__(kThreads) gemm_kernel(const Params params) {
         const int last = detail::last_cta(part, slice);
         for (int i = tid; i < out_vecs; i += kThreads) {
           const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-          float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
+          const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
+          float4 lo = zero, hi = zero;
           for (int p = first; p <= last; ++p) {
             float4 plo, phi;
+            float4* slot = reinterpret_cast<float4*>(
+                params.partials +
+                static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats +
+                r * G::kTileN + 8 * v);
             if (p == cta) {
               tile_value(r, v, plo, phi);
             } else {
-              const float4* src = reinterpret_cast<const float4*>(
-                  params.partials +
-                  static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats +
-                  r * G::kTileN + 8 * v);
-              plo = __ldcg(src);
-              phi = __ldcg(src + 1);
+              plo = __ldcg(slot);
+              phi = __ldcg(slot + 1);
             }
+            // Leave the whole workspace zero: a later call of another shape may place its
+            // counters where this call's partials were.
+            __stcg(slot, zero);
+            __stcg(slot + 1, zero);
             lo = p == first ? plo : detail_kernel::add4(lo, plo);
             hi = p == first ? phi : detail_kernel::add4(hi, phi);
           }

@@ -1,0 +1,613 @@
+// marlin_bench: marlin::gemm against cuBLAS fp16 and against the floor of each GEMM.
+//
+// One Google Benchmark case per (shape, m, group size): `gemm/k<K>_n<N>/m<M>/g<128|-1>` over
+// the whole grid of shapes.hpp, plus a smoke subset under `quick/`. Each case times marlin and
+// cuBLAS fp16 (cublasGemmEx, fp32 accumulation) in the same iterations, reports both and the
+// floor (memory or mma.sync, from the device copy bandwidth measured at start-up), and the
+// relative error of marlin against cuBLAS with fp32 output on the same dequantized weights.
+// The method (rotation, batches, medians) is in bench/README.md, after the project's MEASURING.md.
+#include <benchmark/benchmark.h>
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <marlin/marlin.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench_util.cuh"
+#include "shapes.hpp"
+
+namespace marlin_bench {
+namespace {
+
+// Timed iterations per repetition; each times one batch of marlin and one of cuBLAS. Cases
+// whose mma.sync floor exceeds kLongCaseUs (each launch is then a batch of its own) run
+// kLongIterations, so that no case takes much more than half a second.
+constexpr int kIterations = 10;
+constexpr int kLongIterations = 5;
+constexpr double kLongCaseUs = 1000.0;
+// Repetitions per case; the README and plot.py use the median over them.
+constexpr int kRepetitions = 5;
+// A batch lasts about this long on the GPU (microseconds) ...
+constexpr double kTargetBatchUs = 1000.0;
+// ... within these launch counts: enough launches that event resolution (~0.5 us) does not
+// matter for the shortest kernels, one launch for the longest.
+constexpr int kMaxBatch = 50;
+constexpr int kMinBatch = 1;
+
+struct Case {
+  std::string name;  // the Google Benchmark name, e.g. gemm/k4096_n4096/m16/g128
+  int m;
+  int n;
+  int k;
+  int group;  // 128, or -1 for one scale per column
+};
+
+/// The device data of one (k, n, group): marlin's packed weights and scales, and cuBLAS's
+/// dequantized fp16 weights, each replicated for rotation. Copy 0 of both holds the same
+/// random codes and scales, so copy 0 also serves the accuracy check; the other copies are
+/// device-side duplicates of copy 0 (different addresses are all that rotation needs).
+class Workload {
+ public:
+  /// Makes (k, n, group) current; keeps everything when it already is. Host packing is
+  /// cached per (k, n) (codes do not depend on the group size).
+  void prepare(int k, int n, int group, cudaStream_t stream) {
+    if (k == k_ && n == n_ && group == group_) return;
+    marlin_buf_.reset();
+    cublas_buf_.reset();
+    k_ = n_ = group_ = 0;
+    if (k != host_k_ || n != host_n_) make_host_weights(k, n);
+    upload(k, n, group, stream);
+    k_ = k;
+    n_ = n;
+    group_ = group;
+  }
+
+  const void* b(int copy) const { return marlin_buf_.at<void>(copy * marlin_stride_); }
+  const void* scales(int copy) const {
+    return marlin_buf_.at<void>(copy * marlin_stride_ + b_offset_scales_);
+  }
+  const __half* w16(int copy) const { return cublas_buf_.at<__half>(copy * cublas_stride_); }
+  int marlin_copies() const { return marlin_copies_; }
+  int cublas_copies() const { return cublas_copies_; }
+
+ private:
+  // Random codes (uniform 0..15), packed with marlin::pack_weights.
+  void make_host_weights(int k, int n) {
+    host_k_ = host_n_ = 0;
+    const std::size_t count = static_cast<std::size_t>(k) * n;  // a multiple of 16
+    codes_.resize(count);
+    const std::uint64_t seed = mix64(static_cast<std::uint64_t>(k) << 32 | n);
+    for (std::size_t i = 0; i < count; i += 16) {
+      const std::uint64_t bits = mix64(seed ^ mix64(i));
+      for (int j = 0; j < 16; ++j) {
+        codes_[i + j] = static_cast<std::uint8_t>((bits >> (4 * j)) & 0xF);
+      }
+    }
+    if (const marlin::Status st = marlin::pack_weights(codes_.data(), k, n, packed_);
+        st != marlin::Status::kSuccess) {
+      throw BenchError(std::string("pack_weights: ") + marlin::to_string(st));
+    }
+    host_k_ = k;
+    host_n_ = n;
+  }
+
+  void upload(int k, int n, int group, cudaStream_t stream) {
+    // Scales uniform in [0.005, 0.015): row-major [rows][n] for the dequantization, permuted
+    // for the kernel.
+    const int rows = marlin::scale_rows(k, group);
+    std::vector<std::uint16_t> scales(static_cast<std::size_t>(rows) * n);
+    const std::uint64_t seed = mix64(static_cast<std::uint64_t>(k) << 40 ^
+                                     static_cast<std::uint64_t>(n) << 8 ^
+                                     static_cast<std::uint64_t>(group & 0xFF));
+    for (std::size_t i = 0; i < scales.size(); ++i) {
+      const float u = static_cast<float>(mix64(seed ^ mix64(i)) >> 40) * (1.0f / 16777216.0f);
+      scales[i] = marlin::float_to_half(0.005f + 0.01f * u);
+    }
+    std::vector<std::uint16_t> packed_scales;
+    if (const marlin::Status st = marlin::pack_scales(scales.data(), k, n, group, packed_scales);
+        st != marlin::Status::kSuccess) {
+      throw BenchError(std::string("pack_scales: ") + marlin::to_string(st));
+    }
+
+    // marlin: [copies][packed weights | packed scales], each part 256-byte aligned.
+    const std::size_t b_bytes = packed_.size() * sizeof(std::uint32_t);
+    const std::size_t s_bytes = packed_scales.size() * sizeof(std::uint16_t);
+    b_offset_scales_ = align256(b_bytes);
+    marlin_stride_ = b_offset_scales_ + align256(s_bytes);
+    marlin_copies_ = rotation_copies(b_bytes + s_bytes);
+    marlin_buf_ = DeviceBuffer(marlin_copies_ * marlin_stride_);
+    // Every copy is ordered on `stream` (a non-blocking stream: it does not wait for the
+    // legacy default stream that a plain cudaMemcpy would use).
+    cuda_check(cudaMemcpyAsync(marlin_buf_.get(), packed_.data(), b_bytes, cudaMemcpyHostToDevice,
+                               stream),
+               "upload packed weights");
+    cuda_check(cudaMemcpyAsync(marlin_buf_.at<void>(b_offset_scales_), packed_scales.data(),
+                               s_bytes, cudaMemcpyHostToDevice, stream),
+               "upload packed scales");
+    for (int c = 1; c < marlin_copies_; ++c) {
+      cuda_check(cudaMemcpyAsync(marlin_buf_.at<void>(c * marlin_stride_), marlin_buf_.get(),
+                                 marlin_stride_, cudaMemcpyDeviceToDevice, stream),
+                 "replicate packed weights");
+    }
+
+    // cuBLAS: [copies][k][n] fp16, copy 0 dequantized on the device from the same codes.
+    const std::size_t w_bytes = static_cast<std::size_t>(k) * n * sizeof(__half);
+    cublas_stride_ = align256(w_bytes);
+    cublas_copies_ = rotation_copies(w_bytes);
+    cublas_buf_ = DeviceBuffer(cublas_copies_ * cublas_stride_);
+    {
+      DeviceBuffer codes_dev(codes_.size());
+      DeviceBuffer scales_dev(scales.size() * sizeof(std::uint16_t));
+      cuda_check(cudaMemcpyAsync(codes_dev.get(), codes_.data(), codes_.size(),
+                                 cudaMemcpyHostToDevice, stream),
+                 "upload codes");
+      cuda_check(cudaMemcpyAsync(scales_dev.get(), scales.data(), scales_dev.bytes(),
+                                 cudaMemcpyHostToDevice, stream),
+                 "upload scales");
+      dequantize_kernel<<<2048, 256, 0, stream>>>(codes_dev.get<std::uint8_t>(),
+                                                  scales_dev.get<__half>(), k, n,
+                                                  group == -1 ? k : group,
+                                                  cublas_buf_.get<__half>());
+      cuda_check(cudaGetLastError(), "dequantize_kernel");
+      cuda_check(cudaStreamSynchronize(stream), "dequantize_kernel");
+    }
+    for (int c = 1; c < cublas_copies_; ++c) {
+      cuda_check(cudaMemcpyAsync(cublas_buf_.at<void>(c * cublas_stride_), cublas_buf_.get(),
+                                 w_bytes, cudaMemcpyDeviceToDevice, stream),
+                 "replicate fp16 weights");
+    }
+    cuda_check(cudaStreamSynchronize(stream), "replicate weights");
+  }
+
+  int k_ = 0, n_ = 0, group_ = 0;  // current device data
+  int host_k_ = 0, host_n_ = 0;    // current host data
+  std::vector<std::uint8_t> codes_;    // [k][n] codes 0..15
+  std::vector<std::uint32_t> packed_;  // [k/16][2n] words (marlin::pack_weights)
+  DeviceBuffer marlin_buf_;
+  DeviceBuffer cublas_buf_;
+  std::size_t marlin_stride_ = 0, b_offset_scales_ = 0, cublas_stride_ = 0;
+  int marlin_copies_ = 0, cublas_copies_ = 0;
+};
+
+/// Grows `buf` to at least `bytes` (contents not kept).
+void ensure(DeviceBuffer& buf, std::size_t bytes) {
+  if (buf.bytes() >= bytes) return;
+  buf.reset();
+  buf = DeviceBuffer(bytes);
+}
+
+/// Accuracy of one case against the fp32 reference.
+struct Accuracy {
+  double rel_err = 0.0;    // ||C - ref|| / ||ref||
+  double rel_floor = 0.0;  // ||fp16(ref) - ref|| / ||ref||: the best any fp16 C can do
+};
+
+/// All the measurements of one case, taken in one go when Google Benchmark first runs it.
+///
+/// Why not one repetition per call: Google Benchmark aborts the whole program when the
+/// repetitions of a case disagree on their iteration count, which is what a failure in a later
+/// repetition (skipped, 0 iterations) after successful ones would produce, and the JSON report
+/// would be lost. Measuring every repetition up front means a failure can only happen in the
+/// first call, and then every repetition reports it. Each call then replays its repetition.
+struct CaseResult {
+  bool measured = false;
+  std::string error;  // non-empty: the case failed, every repetition is skipped with this
+  Accuracy accuracy;
+  int marlin_batch = 1;   // launches per timed batch
+  int cublas_batch = 1;
+  int marlin_copies = 0;  // rotation copies
+  int cublas_copies = 0;
+  std::vector<std::vector<std::pair<double, double>>> reps;  // [rep][iter] {marlin, cuBLAS} us
+  std::size_t next_rep = 0;
+};
+
+/// Everything the cases share; created in main once a GPU is known to be there.
+struct Context {
+  cudaStream_t stream{};
+  cublasHandle_t cublas{};
+  std::unique_ptr<BatchTimer> timer;
+  double bandwidth = 0.0;  // bytes/s, device-to-device copy
+  Workload workload;
+  DeviceBuffer a, c, c_cublas, ref, sums, workspace;  // grow-only per-problem buffers
+  std::map<std::string, CaseResult> results;  // by case name
+  // MARLIN_BENCH_ZERO_WORKSPACE=1: zero the workspace before every case, not only when it
+  // grows (a diagnostic for the workspace contract; see bench/README.md).
+  bool zero_workspace_per_case = false;
+
+  Context() {
+    cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    cublas_check(cublasCreate(&cublas), "cublasCreate");
+    cublas_check(cublasSetStream(cublas, stream), "cublasSetStream");
+    timer = std::make_unique<BatchTimer>(stream);
+  }
+  ~Context() {
+    timer.reset();
+    (void)cublasDestroy(cublas);
+    (void)cudaStreamDestroy(stream);
+  }
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+};
+
+Context* g_context = nullptr;
+
+// Launches per timed batch for a kernel of `us_per_launch`.
+int batch_for(double us_per_launch) {
+  const double launches = kTargetBatchUs / std::max(us_per_launch, 1e-3);
+  return static_cast<int>(std::clamp(launches, double{kMinBatch}, double{kMaxBatch}));
+}
+
+// The worse of two checks of one case (NaN wins).
+Accuracy worse(const Accuracy& x, const Accuracy& y) {
+  Accuracy w;
+  w.rel_err = std::isnan(x.rel_err) || std::isnan(y.rel_err) ? std::nan("")
+                                                             : std::max(x.rel_err, y.rel_err);
+  w.rel_floor = std::max(x.rel_floor, y.rel_floor);
+  return w;
+}
+
+// Relative L2 error of marlin's C against cuBLAS with fp32 accumulation and fp32 output on the
+// dequantized fp16 weights of rotation copy 0 (`args` must point at copy 0). C is poisoned with
+// NaN first, so an element marlin does not write makes the error NaN. `when` names the check
+// in the message printed for non-finite outputs.
+Accuracy relative_error(Context& ctx, const Case& cs, const marlin::GemmArgs& args,
+                        const char* when) {
+  const std::size_t mn = static_cast<std::size_t>(cs.m) * cs.n;
+  cuda_check(cudaMemsetAsync(ctx.c.get(), 0xFF, mn * sizeof(__half), ctx.stream), "poison C");
+  const marlin::Status st =
+      marlin::gemm<>(args, ctx.workspace.get(), ctx.workspace.bytes(), ctx.stream);
+  if (st != marlin::Status::kSuccess) {
+    throw BenchError(std::string("marlin::gemm: ") + marlin::to_string(st));
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+  cublas_check(cublasGemmEx(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, cs.n, cs.m, cs.k, &alpha,
+                            ctx.workload.w16(0), CUDA_R_16F, cs.n, ctx.a.get(), CUDA_R_16F, cs.k,
+                            &beta, ctx.ref.get(), CUDA_R_32F, cs.n, CUBLAS_COMPUTE_32F,
+                            CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx (fp32 reference)");
+  cuda_check(cudaMemsetAsync(ctx.sums.get(), 0, 4 * sizeof(double), ctx.stream), "memset");
+  squared_error_kernel<<<1024, 256, 0, ctx.stream>>>(ctx.c.get<__half>(), ctx.ref.get<float>(),
+                                                     mn, ctx.sums.get<double>());
+  cuda_check(cudaGetLastError(), "squared_error_kernel");
+  double sums[4] = {0.0, 0.0, 0.0, 0.0};
+  cuda_check(cudaMemcpyAsync(sums, ctx.sums.get(), sizeof(sums), cudaMemcpyDeviceToHost,
+                             ctx.stream),
+             "copy error sums");
+  cuda_check(cudaStreamSynchronize(ctx.stream), "accuracy check");
+  if (sums[2] > 0) {
+    std::fprintf(stderr,
+                 "marlin_bench: %s (check %s): %.0f of %zu outputs are NaN or inf (unwritten "
+                 "or overflowed); rel_err is NaN\n",
+                 cs.name.c_str(), when, sums[2], mn);
+  }
+  Accuracy acc;
+  acc.rel_err = std::sqrt(sums[0] / sums[1]);
+  acc.rel_floor = std::sqrt(sums[3] / sums[1]);
+  return acc;
+}
+
+// Prepares the data of `cs` and measures `repetitions` x `iterations` batches of each library.
+void measure_case(Context& ctx, const Case& cs, int repetitions, int iterations, CaseResult& r) {
+  ctx.workload.prepare(cs.k, cs.n, cs.group, ctx.stream);
+  const std::size_t m = cs.m, n = cs.n, k = cs.k;
+  ensure(ctx.a, m * k * sizeof(__half));
+  ensure(ctx.c, m * n * sizeof(__half));
+  ensure(ctx.c_cublas, m * n * sizeof(__half));
+  ensure(ctx.ref, m * n * sizeof(float));
+  ensure(ctx.sums, 4 * sizeof(double));
+  fill_uniform_half(ctx.a.get<__half>(), m * k, mix64(m << 32 | k), -1.0f, 1.0f, ctx.stream);
+
+  marlin::GemmArgs args;
+  args.m = cs.m;
+  args.n = cs.n;
+  args.k = cs.k;
+  args.a = ctx.a.get();
+  args.b = ctx.workload.b(0);
+  args.scales = ctx.workload.scales(0);
+  args.c = ctx.c.get();
+  args.group_size = cs.group;
+  if (const marlin::Status st = marlin::can_implement(args); st != marlin::Status::kSuccess) {
+    throw BenchError(std::string("can_implement: ") + marlin::to_string(st));
+  }
+  // The workspace is zeroed when (re)allocated and then reused by every case: the contract on
+  // marlin::workspace_bytes says each completed call leaves it ready for the next, of any shape.
+  const std::size_t ws_bytes = marlin::workspace_bytes(args);
+  const bool grown = ctx.workspace.bytes() < ws_bytes;
+  if (grown) ensure(ctx.workspace, ws_bytes);
+  if ((grown || ctx.zero_workspace_per_case) && ctx.workspace.bytes() > 0) {
+    cuda_check(cudaMemsetAsync(ctx.workspace.get(), 0, ctx.workspace.bytes(), ctx.stream),
+               "zero workspace");
+  }
+
+  int marlin_copy = 0;
+  auto run_marlin = [&] {
+    args.b = ctx.workload.b(marlin_copy);
+    args.scales = ctx.workload.scales(marlin_copy);
+    marlin_copy = (marlin_copy + 1) % ctx.workload.marlin_copies();
+    const marlin::Status st =
+        marlin::gemm<>(args, ctx.workspace.get(), ctx.workspace.bytes(), ctx.stream);
+    if (st != marlin::Status::kSuccess) {
+      throw BenchError(std::string("marlin::gemm: ") + marlin::to_string(st));
+    }
+  };
+  int cublas_copy = 0;
+  const float alpha = 1.0f, beta = 0.0f;
+  auto run_cublas = [&] {
+    const __half* w = ctx.workload.w16(cublas_copy);
+    cublas_copy = (cublas_copy + 1) % ctx.workload.cublas_copies();
+    cublas_check(cublasGemmEx(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, cs.n, cs.m, cs.k, &alpha, w,
+                              CUDA_R_16F, cs.n, ctx.a.get(), CUDA_R_16F, cs.k, &beta,
+                              ctx.c_cublas.get(), CUDA_R_16F, cs.n, CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT),
+                 "cublasGemmEx");
+  };
+
+  // Accuracy on copy 0 (args.b and args.scales still point there).
+  r.accuracy = relative_error(ctx, cs, args, "before timing");
+  r.marlin_copies = ctx.workload.marlin_copies();
+  r.cublas_copies = ctx.workload.cublas_copies();
+  // One call of each outside a held batch first. The first launch of a kernel can load its
+  // module (CUDA's lazy loading, the default), and loading may synchronize the context: inside
+  // a batch it would wait for the hold kernel, which waits for it (BatchTimer then times out).
+  // The fp32-output reference above does not load cuBLAS's fp16-output kernel.
+  run_marlin();
+  run_cublas();
+  cuda_check(cudaStreamSynchronize(ctx.stream), "first calls");
+  // Batch sizes from a short timed warm-up of each library.
+  r.marlin_batch = batch_for(ctx.timer->time_batch(run_marlin, 3));
+  r.cublas_batch = batch_for(ctx.timer->time_batch(run_cublas, 3));
+
+  r.reps.assign(repetitions, {});
+  for (auto& rep : r.reps) {
+    ctx.timer->time_batch(run_marlin, r.marlin_batch);  // warm-up, untimed
+    ctx.timer->time_batch(run_cublas, r.cublas_batch);
+    // Both libraries in every iteration, so that they see the same clocks and temperature.
+    for (int i = 0; i < iterations; ++i) {
+      const double marlin_us = ctx.timer->time_batch(run_marlin, r.marlin_batch);
+      const double cublas_us = ctx.timer->time_batch(run_cublas, r.cublas_batch);
+      rep.emplace_back(marlin_us, cublas_us);
+    }
+  }
+
+  // Once more after all the timed launches, so that a call which leaves the workspace unready
+  // for the next one of the same shape shows in rel_err too; the worse check is reported.
+  args.b = ctx.workload.b(0);
+  args.scales = ctx.workload.scales(0);
+  r.accuracy = worse(r.accuracy, relative_error(ctx, cs, args, "after timing"));
+}
+
+void run_case(benchmark::State& state, const Case& cs) {
+  Context& ctx = *g_context;
+  CaseResult& r = ctx.results[cs.name];
+  if (!r.measured) {
+    r.measured = true;
+    try {
+      measure_case(ctx, cs, kRepetitions, static_cast<int>(state.max_iterations), r);
+    } catch (const BenchError& e) {
+      r.error = e.what();
+      std::fprintf(stderr, "marlin_bench: %s: %s\n", cs.name.c_str(), e.what());
+    }
+  }
+  if (!r.error.empty()) {
+    state.SkipWithError(r.error.c_str());
+    return;
+  }
+  // Repetition `next_rep` of the stored ones (wraps around if run more often than measured).
+  const auto& rep = r.reps[r.next_rep++ % r.reps.size()];
+  std::size_t i = 0;
+  double marlin_sum = 0.0, cublas_sum = 0.0;
+  for (auto _ : state) {
+    const auto [marlin_us, cublas_us] = rep[i++ % rep.size()];
+    state.SetIterationTime(marlin_us * 1e-6);
+    marlin_sum += marlin_us;
+    cublas_sum += cublas_us;
+  }
+
+  const double marlin_us = marlin_sum / static_cast<double>(state.iterations());
+  const double cublas_us = cublas_sum / static_cast<double>(state.iterations());
+  const Floor floor = gemm_floor(cs.m, cs.n, cs.k, cs.group, ctx.bandwidth);
+  state.counters["marlin_us"] = marlin_us;
+  state.counters["cublas_us"] = cublas_us;
+  state.counters["mem_floor_us"] = floor.mem_us;
+  state.counters["mma_floor_us"] = floor.mma_us;
+  state.counters["floor_us"] = floor.us;
+  state.counters["frac_floor"] = floor.us / marlin_us;
+  state.counters["speedup"] = cublas_us / marlin_us;
+  state.counters["GBps"] = floor.bytes / (marlin_us * 1e3);
+  state.counters["TFLOPs"] = gemm_flops(cs.m, cs.n, cs.k) / (marlin_us * 1e6);
+  state.counters["rel_err"] = r.accuracy.rel_err;
+  state.counters["rel_err_fp16"] = r.accuracy.rel_floor;
+  state.SetLabel("copies " + std::to_string(r.marlin_copies) + "/" +
+                 std::to_string(r.cublas_copies) + " batch " +
+                 std::to_string(r.marlin_batch) + "/" + std::to_string(r.cublas_batch));
+}
+
+double min_of(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
+}
+double max_of(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+}
+
+std::string group_name(int group) { return group == -1 ? "g-1" : "g" + std::to_string(group); }
+
+void register_case(const std::string& family, const Shape& shape, int m, int group) {
+  const std::string name = family + "/k" + std::to_string(shape.k) + "_n" +
+                           std::to_string(shape.n) + "/m" + std::to_string(m) + "/" +
+                           group_name(group);
+  const Case cs{name, m, shape.n, shape.k, group};
+  benchmark::RegisterBenchmark(name.c_str(), [cs](benchmark::State& st) { run_case(st, cs); })
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond)
+      ->Iterations(1e6 * gemm_flops(m, shape.n, shape.k) / kMmaFlopsPerSecond > kLongCaseUs
+                       ? kLongIterations
+                       : kIterations)
+      ->Repetitions(kRepetitions)
+      ->ReportAggregatesOnly(true)
+      ->ComputeStatistics("min", min_of)
+      ->ComputeStatistics("max", max_of);
+}
+
+// Shape-major, then group, then m: consecutive cases share their weights (Workload::prepare).
+void register_all() {
+  for (const Shape& shape : kShapes) {
+    for (int group : kGroups) {
+      for (int m : kBatches) register_case("gemm", shape, m, group);
+    }
+  }
+  for (const Shape& shape : kQuickShapes) {
+    for (int group : kGroups) {
+      for (int m : kQuickBatches) register_case("quick", shape, m, group);
+    }
+  }
+}
+
+// Device-to-device copy bandwidth: a 2 GiB cudaMemcpyAsync, bytes read + written, median of 10
+// after 3 warm-up copies (MEASURING.md's method). Returns bytes per second.
+double measure_copy_bandwidth(cudaStream_t stream) {
+  constexpr std::size_t kBytes = std::size_t{2} << 30;
+  constexpr int kWarmup = 3, kTimed = 10;
+  DeviceBuffer src(kBytes), dst(kBytes);
+  cuda_check(cudaMemsetAsync(src.get(), 0x5A, kBytes, stream), "memset");
+  cuda_check(cudaMemsetAsync(dst.get(), 0, kBytes, stream), "memset");
+  cudaEvent_t start, stop;
+  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
+  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+  std::vector<double> seconds;
+  for (int i = 0; i < kWarmup + kTimed; ++i) {
+    cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
+    cuda_check(cudaMemcpyAsync(dst.get(), src.get(), kBytes, cudaMemcpyDeviceToDevice, stream),
+               "cudaMemcpyAsync");
+    cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
+    cuda_check(cudaEventSynchronize(stop), "copy");
+    float ms = 0.0f;
+    cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    if (i >= kWarmup) seconds.push_back(1e-3 * ms);
+  }
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+  std::sort(seconds.begin(), seconds.end());
+  const double median = 0.5 * (seconds[(kTimed - 1) / 2] + seconds[kTimed / 2]);
+  return 2.0 * static_cast<double>(kBytes) / median;
+}
+
+// Whether --benchmark_list_tests is on (read before Initialize removes it from argv).
+bool list_tests_requested(int argc, char** argv) {
+  constexpr const char* kFlag = "--benchmark_list_tests";
+  const std::size_t len = std::strlen(kFlag);
+  bool on = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], kFlag, len) != 0) continue;
+    const char* rest = argv[i] + len;
+    if (*rest == '\0') {
+      on = true;
+    } else if (*rest == '=') {
+      const std::string v(rest + 1);
+      on = !(v == "false" || v == "0" || v == "no" || v == "f" || v == "n");
+    }
+  }
+  return on;
+}
+
+std::string format(const char* fmt, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), fmt, value);
+  return buf;
+}
+
+}  // namespace
+}  // namespace marlin_bench
+
+int main(int argc, char** argv) {
+  using namespace marlin_bench;
+  const bool list_only = list_tests_requested(argc, argv);
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  // No filter (or ".") means the full grid; quick/ repeats part of it and runs only when asked.
+  std::string filter = benchmark::GetBenchmarkFilter();
+  if (filter.empty() || filter == ".") filter = "^gemm/";
+
+  if (list_only) {
+    benchmark::RunSpecifiedBenchmarks(filter);
+    benchmark::Shutdown();
+    return 0;
+  }
+
+  // Diagnostics go to stderr: stdout may be the JSON report (--benchmark_format=json).
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "marlin_bench: no CUDA GPU found; nothing to measure (skipped).\n");
+    benchmark::Shutdown();
+    return 0;
+  }
+  cudaDeviceProp prop{};
+  int device = 0, driver = 0, runtime = 0, clock_khz = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaGetDeviceProperties(&prop, device) != cudaSuccess ||
+      cudaDriverGetVersion(&driver) != cudaSuccess ||
+      cudaRuntimeGetVersion(&runtime) != cudaSuccess ||
+      cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device) != cudaSuccess) {
+    std::fprintf(stderr, "marlin_bench: cannot query the CUDA device.\n");
+    return 1;
+  }
+  if (prop.major < 8) {
+    std::fprintf(stderr, "marlin_bench: %s is sm_%d%d; marlin needs sm_80 or newer (skipped).\n",
+                 prop.name, prop.major, prop.minor);
+    benchmark::Shutdown();
+    return 0;
+  }
+
+  int rc = 0;
+  try {
+    Context ctx;
+    g_context = &ctx;
+    const char* zero_ws = std::getenv("MARLIN_BENCH_ZERO_WORKSPACE");
+    ctx.zero_workspace_per_case = zero_ws != nullptr && *zero_ws != '\0' &&
+                                  std::strcmp(zero_ws, "0") != 0;
+    ctx.bandwidth = measure_copy_bandwidth(ctx.stream);
+    std::fprintf(stderr,
+                 "marlin_bench: %s, %d SMs, L2 %d MiB; device copy bandwidth %.1f GB/s "
+                 "(2 GiB device-to-device, read + written, median of 10)\n",
+                 prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20,
+                 ctx.bandwidth * 1e-9);
+
+    benchmark::AddCustomContext("device", prop.name);
+    benchmark::AddCustomContext("compute_capability",
+                                std::to_string(prop.major) + "." + std::to_string(prop.minor));
+    benchmark::AddCustomContext("sm_count", std::to_string(prop.multiProcessorCount));
+    benchmark::AddCustomContext("l2_bytes", std::to_string(prop.l2CacheSize));
+    benchmark::AddCustomContext("global_memory_bytes", std::to_string(prop.totalGlobalMem));
+    benchmark::AddCustomContext("peak_sm_clock_mhz", std::to_string(clock_khz / 1000));
+    benchmark::AddCustomContext("cuda_driver_version", std::to_string(driver));
+    benchmark::AddCustomContext("cuda_runtime_version", std::to_string(runtime));
+    benchmark::AddCustomContext("marlin_version", std::to_string(MARLIN_VERSION_MAJOR) + "." +
+                                                      std::to_string(MARLIN_VERSION_MINOR) + "." +
+                                                      std::to_string(MARLIN_VERSION_PATCH));
+    benchmark::AddCustomContext("copy_bandwidth_GBps", format("%.1f", ctx.bandwidth * 1e-9));
+    benchmark::AddCustomContext("mma_floor_TFLOPs", format("%.0f", kMmaFlopsPerSecond * 1e-12));
+    benchmark::AddCustomContext("rotation_min_bytes", std::to_string(kRotationBytes));
+    benchmark::AddCustomContext("workspace_zeroed",
+                                ctx.zero_workspace_per_case ? "every case" : "on growth only");
+
+    benchmark::RunSpecifiedBenchmarks(filter);
+    g_context = nullptr;
+  } catch (const BenchError& e) {
+    std::fprintf(stderr, "marlin_bench: %s\n", e.what());
+    g_context = nullptr;
+    rc = 1;
+  }
+  benchmark::Shutdown();
+  return rc;
+}
