@@ -103,7 +103,7 @@ __device__ __forceinline__ int4 to_half8(float4 lo, float4 hi, const __half* sca
 /// The GEMM kernel. Launch with kThreads threads, Geometry::kSmemBytes of dynamic shared
 /// memory and params.part.grid CTAs.
 template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped>
-__global__ void __launch_bounds__(kThreads) gemm_kernel(const Params params) {
+__global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) {
 #if defined(MARLIN_SM80_ENABLED)
   using G = Geometry<kMBlocks, kNBlocks, kKBlocks, kGrouped>;
   extern __shared__ int4 smem[];
