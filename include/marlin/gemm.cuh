@@ -84,6 +84,7 @@ Status gemm(const GemmArgs& args, void* workspace, std::size_t workspace_size,
   params.n = args.n;
   params.k = args.k;
   params.group_size = args.group_size == -1 ? args.k : args.group_size;
+  params.stages = plan.stages;
   params.part = plan.part;
   params.counters = nullptr;
   params.partials = nullptr;

@@ -153,11 +153,46 @@ TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
     EXPECT_TRUE(marlin::is_valid(marlin::kTileConfigs[i]));
     for (int m_blocks = 1; m_blocks <= marlin::kMaxMBlocks; ++m_blocks) {
       for (bool grouped : {false, true}) {
-        EXPECT_LE(marlin::smem_bytes(marlin::kTileConfigs[i], m_blocks, grouped), kSm86OptinBytes)
+        EXPECT_LE(marlin::smem_bytes(marlin::kTileConfigs[i], m_blocks, grouped,
+                                     marlin::kMinStages),
+                  kSm86OptinBytes)
             << "config " << i << " m_blocks " << m_blocks;
       }
     }
   }
+}
+
+TEST(TileConfigs, StagesDeepenWhereSharedMemoryAllows) {
+  using marlin::kTileConfigs;
+  constexpr int kH200PerSm = 233472, kH200Optin = 232448, kReserved = 1024;
+  constexpr int kSm86PerSm = 102400, kSm86Optin = 101376;
+  for (int i = 0; i < marlin::kNumTileConfigs; ++i) {
+    for (int m_blocks = 1; m_blocks <= marlin::kMaxMBlocks; ++m_blocks) {
+      for (int ctas : {1, 2}) {
+        for (auto [per_sm, optin] : {std::pair{kH200PerSm, kH200Optin},
+                                     std::pair{kSm86PerSm, kSm86Optin}}) {
+          const int stages = marlin::select_stages(kTileConfigs[i], m_blocks, true, ctas, per_sm,
+                                                   kReserved, optin);
+          ASSERT_GE(stages, marlin::kMinStages);
+          ASSERT_LE(stages, marlin::kMaxStages);
+          const int smem = marlin::smem_bytes(kTileConfigs[i], m_blocks, true, stages);
+          if (stages > marlin::kMinStages) {
+            // a deeper pipeline is chosen only where it fits ctas CTAs per SM
+            EXPECT_LE(ctas * (smem + kReserved), per_sm);
+            EXPECT_LE(smem, optin);
+          }
+          if (stages < marlin::kMaxStages) {
+            // and the next depth would not fit
+            const int next = marlin::smem_bytes(kTileConfigs[i], m_blocks, true, stages + 1);
+            EXPECT_TRUE(ctas * (next + kReserved) > per_sm || next > optin);
+          }
+        }
+      }
+    }
+  }
+  // Decode on the H200: two CTAs of 16 x 128 x 128 each get the deepest pipeline.
+  static_assert(marlin::select_stages(kTileConfigs[0], 1, true, 2, kH200PerSm, kReserved,
+                                      kH200Optin) == marlin::kMaxStages);
 }
 
 // ---- striped partition --------------------------------------------------------------------

@@ -39,7 +39,9 @@ struct DeviceInfo {
   int device = 0;
   int sm_count = 0;
   int cc_major = 0;
-  int smem_optin = 0;  ///< opt-in shared memory per block, bytes
+  int smem_optin = 0;     ///< opt-in shared memory per block, bytes
+  int smem_per_sm = 0;    ///< shared memory per SM, bytes
+  int smem_reserved = 0;  ///< shared memory the system reserves per block, bytes
 };
 
 /// Maps a CUDA error met while preparing or launching to a Status.
@@ -68,6 +70,11 @@ inline Status query_device(DeviceInfo& info) {
       (err = cudaDeviceGetAttribute(&info.sm_count, cudaDevAttrMultiProcessorCount,
                                     info.device)) != cudaSuccess ||
       (err = cudaDeviceGetAttribute(&info.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                    info.device)) != cudaSuccess ||
+      (err = cudaDeviceGetAttribute(&info.smem_per_sm,
+                                    cudaDevAttrMaxSharedMemoryPerMultiprocessor, info.device)) !=
+          cudaSuccess ||
+      (err = cudaDeviceGetAttribute(&info.smem_reserved, cudaDevAttrReservedSharedMemoryPerBlock,
                                     info.device)) != cudaSuccess) {
     return status_from(err);
   }
@@ -124,7 +131,8 @@ KernelFn select_kernel(int config, int m_blocks, bool grouped) {
 struct Plan {
   int config = 0;
   int m_blocks = 0;
-  int smem = 0;
+  int stages = 0;  ///< pipeline depth
+  int smem = 0;    ///< dynamic shared memory per CTA, bytes
   KernelFn kernel = nullptr;
   Partition part;
   std::size_t counters_bytes = 0;   ///< offset of the partial slots in the workspace
@@ -143,23 +151,46 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   const TileConfig tile = kTileConfigs[plan.config];
   const bool grouped = args.group_size != -1;
   plan.m_blocks = select_m_blocks(args.m);
-  plan.smem = smem_bytes(tile, plan.m_blocks, grouped);
+  plan.stages = kMinStages;
+  plan.smem = smem_bytes(tile, plan.m_blocks, grouped, plan.stages);
   if (plan.smem > dev.smem_optin) return Status::kErrorInsufficientSharedMemory;
   plan.kernel = select_kernel<Config>(plan.config, plan.m_blocks, grouped);
 
-  cudaError_t err = cudaFuncSetAttribute(plan.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         plan.smem);
-  int ctas_per_sm = 0;
-  if (err == cudaSuccess) {
-    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas_per_sm, plan.kernel, kThreads,
-                                                        plan.smem);
-  }
-  if (err != cudaSuccess) {
+  // The kernel may use all the shared memory a block can opt into: one fixed value, so that
+  // calls from several host threads never race on the attribute with different depths.
+  if (const cudaError_t err = cudaFuncSetAttribute(
+          plan.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dev.smem_optin);
+      err != cudaSuccess) {
     (void)cudaGetLastError();
+    return status_from(err);
+  }
+  // How many CTAs fit per SM at the shallowest pipeline (registers usually decide); then the
+  // deepest pipeline that keeps that many, which holds more weight bytes in flight per SM.
+  auto occupancy = [&](int smem, int& ctas) {
+    const cudaError_t e =
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, plan.kernel, kThreads, smem);
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    return e;
+  };
+  int ctas_per_sm = 0;
+  if (const cudaError_t err = occupancy(plan.smem, ctas_per_sm); err != cudaSuccess) {
     return status_from(err);
   }
   if (ctas_per_sm < 1) return Status::kErrorInsufficientSharedMemory;
   if (ctas_per_sm > kMaxCtasPerSm) ctas_per_sm = kMaxCtasPerSm;
+  const int deep = select_stages(tile, plan.m_blocks, grouped, ctas_per_sm, dev.smem_per_sm,
+                                 dev.smem_reserved, dev.smem_optin);
+  if (deep > plan.stages) {
+    const int deep_smem = smem_bytes(tile, plan.m_blocks, grouped, deep);
+    int deep_ctas = 0;
+    if (const cudaError_t err = occupancy(deep_smem, deep_ctas); err != cudaSuccess) {
+      return status_from(err);
+    }
+    if (deep_ctas >= ctas_per_sm) {
+      plan.stages = deep;
+      plan.smem = deep_smem;
+    }
+  }
 
   plan.part = make_partition(args.k / tile.tile_k(), args.n / tile.tile_n(),
                              m_groups_for(args.m, plan.m_blocks), ctas_per_sm * dev.sm_count);

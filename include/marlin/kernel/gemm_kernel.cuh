@@ -1,7 +1,7 @@
 // The fp16 x int4 GEMM kernel: one __global__ template per (m_blocks, tile, scale mode).
 //
 // Per CTA (8 warps), for each slice segment of its striped run (detail/partition.hpp):
-//  1. a kStages-deep cp.async pipeline streams A (fp16, zero-filled past M), B (packed 4-bit)
+//  1. a cp.async pipeline of params.stages stages streams A (fp16, zero-filled past M), B (packed 4-bit)
 //     and, for grouped scales, one scale row per K tile into shared memory;
 //  2. each warp owns a 64-column strip and every (8 / strips)-th k16 row of the tile: it loads
 //     A fragments with ldmatrix.x4 from an XOR-swizzled tile, dequantizes its lane's 16 bytes
@@ -33,6 +33,7 @@ struct Params {
   int4* c;             ///< [m, n] fp16
   int m, n, k;
   int group_size;      ///< 128, or k for per-channel
+  int stages;          ///< pipeline depth, kMinStages..kMaxStages (select_stages)
   detail::Partition part;
   int* counters;       ///< [part.slices], zero on entry and on exit
   float* partials;     ///< [2 * part.grid][16 * m_blocks][tile_n]
@@ -56,10 +57,10 @@ struct Geometry {
   static constexpr int kStage = kAStage + kBStage + kSStage;
   static constexpr int kRedStride = kTileN + 8;  // floats; +8 makes fragment stores conflict-free
   static constexpr int kOutVecsPerRow = kTileN / 8;  // 8 outputs (16 bytes of fp16) per vector
-  static constexpr int kSmemBytes = smem_bytes(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGrouped);
   static_assert(kAVecsPerRow >= 8, "the A swizzle permutes 8 vectors of a row");
   static_assert(kSubSteps >= 1 && kWarpsK * kSubSteps == kKBlocks, "K must split evenly");
-  static_assert(kStages * kStage * 16 <= kSmemBytes, "pipeline must fit");
+  static_assert(kStage * 16 == stage_bytes(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGrouped),
+                "the host's stage size must match the kernel's");
 };
 
 namespace detail_kernel {
@@ -100,8 +101,8 @@ __device__ __forceinline__ int4 to_half8(float4 lo, float4 hi, const __half* sca
 
 }  // namespace detail_kernel
 
-/// The GEMM kernel. Launch with kThreads threads, Geometry::kSmemBytes of dynamic shared
-/// memory and params.part.grid CTAs.
+/// The GEMM kernel. Launch with kThreads threads, smem_bytes(tile, kMBlocks, kGrouped,
+/// params.stages) of dynamic shared memory and params.part.grid CTAs.
 template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped>
 __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) {
 #if defined(MARLIN_SM80_ENABLED)
@@ -109,9 +110,10 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
   extern __shared__ int4 smem[];
   __shared__ int is_last_arrival;
 
-  int4* const sh_a = smem;                            // [kStages][G::kAStage]
-  int4* const sh_b = sh_a + kStages * G::kAStage;     // [kStages][G::kBStage]
-  int4* const sh_s = sh_b + kStages * G::kBStage;     // [kStages][G::kSStage]
+  const int stages = params.stages;
+  int4* const sh_a = smem;                           // [stages][G::kAStage]
+  int4* const sh_b = sh_a + stages * G::kAStage;     // [stages][G::kBStage]
+  int4* const sh_s = sh_b + stages * G::kBStage;     // [stages][G::kSStage]
   float* const sh_red = reinterpret_cast<float*>(smem);  // [kTileM][kRedStride], after the pipe
 
   const detail::Partition& part = params.part;
@@ -223,19 +225,21 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
       }
     };
 
-    // Pipeline: kStages - 1 tiles in flight before the first multiply; one group per tile.
-#pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) {
+    // Pipeline: stages - 1 tiles in flight before the first multiply; one group per tile.
+    for (int s = 0; s < stages - 1; ++s) {
       if (s < n_k) load_stage(s, k_begin + s);
       ptx::cp_async_commit_group();
     }
+    int read_stage = 0;            // stage of tile t
+    int write_stage = stages - 1;  // stage of tile t + stages - 1 (that of tile t - 1)
     for (int t = 0; t < n_k; ++t) {
-      ptx::cp_async_wait_group<kStages - 2>();
-      __syncthreads();  // stage t landed for all threads; stage t - 1 is free again
-      const int ahead = t + kStages - 1;
-      if (ahead < n_k) load_stage(ahead % kStages, k_begin + ahead);
+      ptx::cp_async_wait_group_dynamic<kMinStages - 2, kMaxStages - 2>(stages - 2);
+      __syncthreads();  // tile t landed for all threads; the stage of tile t - 1 is free again
+      if (t + stages - 1 < n_k) load_stage(write_stage, k_begin + t + stages - 1);
       ptx::cp_async_commit_group();
-      compute_stage(t % kStages);
+      compute_stage(read_stage);
+      read_stage = read_stage + 1 == stages ? 0 : read_stage + 1;
+      write_stage = write_stage + 1 == stages ? 0 : write_stage + 1;
     }
     ptx::cp_async_wait_group<0>();
     __syncthreads();  // the pipeline's shared memory becomes the reduction tile

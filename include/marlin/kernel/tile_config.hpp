@@ -24,8 +24,14 @@ struct TileConfig {
 inline constexpr int kThreads = 256;
 /// Warps per CTA.
 inline constexpr int kWarps = kThreads / 32;
-/// Shared-memory pipeline depth: loads for tile t+3 fly while tile t computes.
-inline constexpr int kStages = 4;
+/// Shared-memory pipeline depth, chosen per launch from the device's shared memory: at least
+/// kMinStages (loads for tile t+3 fly while tile t computes; fits every sm_80+ device), up to
+/// kMaxStages where shared memory allows. Memory-bound launches need many bytes in flight per
+/// SM (Little's law: ~4.4 TB/s x ~1 us of loaded latency over 132 SMs is ~33 KB per SM, more
+/// under load), which one or two CTAs with 4 stages of 8 KB of weights do not reach.
+inline constexpr int kMinStages = 4;
+/// Deepest pipeline compiled for (cp.async.wait_group takes the depth as an immediate).
+inline constexpr int kMaxStages = 8;
 /// Largest m_blocks of one CTA tile; larger M runs as several 64-row problems in one launch.
 inline constexpr int kMaxMBlocks = 4;
 
@@ -55,14 +61,34 @@ constexpr bool all_valid() {
 static_assert(all_valid(), "every tile configuration must fit 8 warps and divide k % 128");
 }  // namespace detail
 
-/// Shared memory in bytes that a CTA of `m_blocks` x configuration `c` needs.
-constexpr int smem_bytes(TileConfig c, int m_blocks, bool grouped) {
-  const int a_stage = 16 * m_blocks * c.tile_k() * 2;            // fp16 A tile
-  const int b_stage = c.tile_k() * c.tile_n() / 2;                // 4-bit B tile
-  const int s_stage = grouped ? c.tile_n() * 2 : 0;               // one fp16 scale row
-  const int pipe = kStages * (a_stage + b_stage + s_stage);
-  const int reduce = 16 * m_blocks * (c.tile_n() + 8) * 4;        // fp32 reduction tile
+/// Shared memory in bytes of one pipeline stage of a CTA of `m_blocks` x configuration `c`.
+constexpr int stage_bytes(TileConfig c, int m_blocks, bool grouped) {
+  const int a_stage = 16 * m_blocks * c.tile_k() * 2;  // fp16 A tile
+  const int b_stage = c.tile_k() * c.tile_n() / 2;      // 4-bit B tile
+  const int s_stage = grouped ? c.tile_n() * 2 : 0;     // one fp16 scale row
+  return a_stage + b_stage + s_stage;
+}
+
+/// Shared memory in bytes that a CTA of `m_blocks` x configuration `c` needs with a pipeline
+/// of `stages` stages (the fp32 reduction tile reuses the pipeline's memory).
+constexpr int smem_bytes(TileConfig c, int m_blocks, bool grouped, int stages) {
+  const int pipe = stages * stage_bytes(c, m_blocks, grouped);
+  const int reduce = 16 * m_blocks * (c.tile_n() + 8) * 4;  // fp32 reduction tile
   return pipe > reduce ? pipe : reduce;
+}
+
+/// Pipeline depth for a CTA of `m_blocks` x `c` when `ctas_per_sm` CTAs share an SM with
+/// `smem_per_sm` bytes of shared memory (`reserved_per_cta` of it taken per CTA by the
+/// system) and one CTA may use at most `smem_per_cta` bytes: the deepest that fits, within
+/// [kMinStages, kMaxStages]; kMinStages even when that does not fit (the launch then reports
+/// the shortage).
+constexpr int select_stages(TileConfig c, int m_blocks, bool grouped, int ctas_per_sm,
+                            int smem_per_sm, int reserved_per_cta, int smem_per_cta) {
+  int budget = smem_per_sm / (ctas_per_sm > 0 ? ctas_per_sm : 1) - reserved_per_cta;
+  if (budget > smem_per_cta) budget = smem_per_cta;
+  int stages = kMaxStages;
+  while (stages > kMinStages && smem_bytes(c, m_blocks, grouped, stages) > budget) --stages;
+  return stages;
 }
 
 }  // namespace marlin
