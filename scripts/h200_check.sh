@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One full check on a GPU host, in one call: configure and build for the local GPU's arch
 # (default 90) with Ninja, run the whole CTest suite (host, gpu, slow), compute-sanitizer
-# memcheck + racecheck over tests/sanitize.sh's shapes, the example, and the full benchmark
+# (memcheck, racecheck, synccheck, initcheck) over tests/sanitize.sh's shapes, the example, and the full benchmark
 # (JSON + markdown table). Results go to $OUT (or ./h200-out; at most 8 files, as the device tool returns); a summary prints last.
 #   scripts/h200_check.sh [arch]
 set -uo pipefail
@@ -15,9 +15,9 @@ build=build/h200
     -DMARLIN_WARNINGS_AS_ERRORS=ON >/tmp/configure.log 2>&1 || { cat /tmp/configure.log; exit 1; }
   cmake --build "$build" -j 16 >/tmp/build.log 2>&1 || { tail -40 /tmp/build.log; exit 1; }
 } 2>&1 | tee "$out/env.txt"
-ctest --test-dir "$build" -j 8 --output-on-failure -LE 'example|sanitize' >"$out/ctest.log" 2>&1
+ctest --test-dir "$build" -j 12 --output-on-failure -LE 'example|sanitize' >"$out/ctest.log" 2>&1
 ctest_rc=$?
-tests/sanitize.sh "$build/tests/gemm_once" memcheck racecheck >"$out/sanitize.log" 2>&1
+tests/sanitize.sh "$build/tests/gemm_once" >"$out/sanitize.log" 2>&1
 san_rc=$?
 "$build/examples/marlin_example" >"$out/example.log" 2>&1
 ex_rc=$?

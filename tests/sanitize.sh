@@ -2,9 +2,9 @@
 # Runs tests/tools/gemm_once under compute-sanitizer over a grid of shapes and fails on any
 # reported error. Usage: tests/sanitize.sh <path-to-gemm_once> [tool ...]
 #   tools default to: memcheck racecheck synccheck initcheck
-# Shapes: decode (M = 1), one full 16-row tile, odd M across several 64-row groups, both
-# scale modes, a layer-sized K = N = 8192 (group 128) and small shapes that split one slice
-# over many CTAs.
+# Shapes: decode (M = 1), one full 16-row tile, odd M across several 64-row groups, large M
+# (600: ten 64-row groups), both scale modes, a layer-sized K = N = 8192 (group 128) and small
+# shapes that split one slice over many CTAs.
 set -euo pipefail
 bin=${1:?usage: sanitize.sh <gemm_once> [tool ...]}
 shift
@@ -18,6 +18,7 @@ shapes=(
   "33 256 1024 128"
   "65 192 2048 -1"
   "130 512 512 128"
+  "600 1024 1024 128"
 )
 fail=0
 for tool in "${tools[@]}"; do

@@ -69,32 +69,7 @@ Status gemm(const GemmArgs& args, void* workspace, std::size_t workspace_size,
   if ((st = detail::query_device(dev)) != Status::kSuccess) return st;
   detail::Plan plan;
   if ((st = detail::make_plan<Config>(args, dev, plan)) != Status::kSuccess) return st;
-  if (plan.workspace_bytes > 0) {
-    if (workspace == nullptr) return Status::kErrorWorkspaceNull;
-    if (workspace_size < plan.workspace_bytes) return Status::kErrorWorkspaceTooSmall;
-    if (!detail::aligned16(workspace)) return Status::kErrorMisalignedWorkspace;
-  }
-
-  kernel::Params params;
-  params.a = static_cast<const int4*>(args.a);
-  params.b = static_cast<const int4*>(args.b);
-  params.scales = static_cast<const int4*>(args.scales);
-  params.c = static_cast<int4*>(args.c);
-  params.m = args.m;
-  params.n = args.n;
-  params.k = args.k;
-  params.group_size = args.group_size == -1 ? args.k : args.group_size;
-  params.stages = plan.stages;
-  params.part = plan.part;
-  params.counters = nullptr;
-  params.partials = nullptr;
-  if (plan.workspace_bytes > 0) {
-    params.counters = static_cast<int*>(workspace);
-    params.partials =
-        reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.counters_bytes);
-  }
-  plan.kernel<<<plan.part.grid, kThreads, plan.smem, stream>>>(params);
-  return detail::status_from(cudaGetLastError());
+  return detail::run_plan(args, plan, workspace, workspace_size, stream);
 }
 
 }  // namespace marlin

@@ -14,6 +14,7 @@
 #include "../types.hpp"
 #include "heuristics.hpp"
 #include "partition.hpp"
+#include "validate.hpp"
 
 namespace marlin {
 
@@ -139,6 +140,26 @@ struct Plan {
   std::size_t workspace_bytes = 0;  ///< 0 when no slice is shared between CTAs
 };
 
+/// Splits the tiles of `plan` (config and m_blocks chosen) over at most `max_ctas` CTAs and
+/// sizes the workspace that split needs. The result does not depend on `max_ctas` beyond fp32
+/// rounding of the partial sums (tests vary it).
+inline void set_partition(const GemmArgs& args, int max_ctas, Plan& plan) {
+  const TileConfig tile = kTileConfigs[plan.config];
+  plan.part = make_partition(args.k / tile.tile_k(), args.n / tile.tile_n(),
+                             m_groups_for(args.m, plan.m_blocks), max_ctas);
+  plan.counters_bytes = 0;
+  plan.workspace_bytes = 0;
+  if (needs_reduction(plan.part)) {
+    constexpr std::size_t kAlign = 256;
+    plan.counters_bytes =
+        (static_cast<std::size_t>(plan.part.slices) * sizeof(int) + kAlign - 1) / kAlign * kAlign;
+    const std::size_t slot_bytes =
+        static_cast<std::size_t>(16 * plan.m_blocks) * tile.tile_n() * sizeof(float);
+    plan.workspace_bytes =
+        plan.counters_bytes + static_cast<std::size_t>(num_partial_slots(plan.part)) * slot_bytes;
+  }
+}
+
 /// Plans a valid, non-empty problem (check_args passed, m > 0) on device `dev`.
 template <class Config>
 Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
@@ -192,18 +213,38 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     }
   }
 
-  plan.part = make_partition(args.k / tile.tile_k(), args.n / tile.tile_n(),
-                             m_groups_for(args.m, plan.m_blocks), ctas_per_sm * dev.sm_count);
-  if (needs_reduction(plan.part)) {
-    constexpr std::size_t kAlign = 256;
-    plan.counters_bytes =
-        (static_cast<std::size_t>(plan.part.slices) * sizeof(int) + kAlign - 1) / kAlign * kAlign;
-    const std::size_t slot_bytes =
-        static_cast<std::size_t>(16 * plan.m_blocks) * tile.tile_n() * sizeof(float);
-    plan.workspace_bytes =
-        plan.counters_bytes + static_cast<std::size_t>(num_partial_slots(plan.part)) * slot_bytes;
-  }
+  set_partition(args, ctas_per_sm * dev.sm_count, plan);
   return Status::kSuccess;
+}
+
+/// Checks the workspace against `plan` and enqueues the kernel on `stream`.
+inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
+                       std::size_t workspace_size, cudaStream_t stream) {
+  if (plan.workspace_bytes > 0) {
+    if (workspace == nullptr) return Status::kErrorWorkspaceNull;
+    if (workspace_size < plan.workspace_bytes) return Status::kErrorWorkspaceTooSmall;
+    if (!aligned16(workspace)) return Status::kErrorMisalignedWorkspace;
+  }
+  kernel::Params params;
+  params.a = static_cast<const int4*>(args.a);
+  params.b = static_cast<const int4*>(args.b);
+  params.scales = static_cast<const int4*>(args.scales);
+  params.c = static_cast<int4*>(args.c);
+  params.m = args.m;
+  params.n = args.n;
+  params.k = args.k;
+  params.group_size = args.group_size == -1 ? args.k : args.group_size;
+  params.stages = plan.stages;
+  params.part = plan.part;
+  params.counters = nullptr;
+  params.partials = nullptr;
+  if (plan.workspace_bytes > 0) {
+    params.counters = static_cast<int*>(workspace);
+    params.partials =
+        reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.counters_bytes);
+  }
+  plan.kernel<<<plan.part.grid, kThreads, plan.smem, stream>>>(params);
+  return status_from(cudaGetLastError());
 }
 
 }  // namespace detail

@@ -1,0 +1,465 @@
+// Reliability tests: every bad input answered before launch, operand canaries, a randomized
+// differential test, NaN/Inf and large-magnitude numerics, independence from the CTA count,
+// and concurrency (several streams; a GEMM beside a kernel that occupies most SMs).
+#include <cuda_fp16.h>
+#include <gtest/gtest.h>
+#include <marlin/marlin.cuh>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/cuda_helpers.hpp"
+#include "common/gemm_problem.hpp"
+
+namespace {
+
+using marlin::Status;
+using marlin_test::DeviceBuffer;
+using marlin_test::GemmProblem;
+
+DeviceBuffer zeroed(size_t bytes) {
+  DeviceBuffer b(bytes > 16 ? bytes : 16);
+  if (b) (void)cudaMemset(b.get(), 0, b.bytes());
+  return b;
+}
+
+std::vector<uint16_t> c_of(const GemmProblem& p) {
+  return marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(p.m) * p.n);
+}
+
+// ---- bad input --------------------------------------------------------------------------------
+
+TEST(Reliability, EveryBadInputIsAnsweredBeforeLaunchAndTouchesNothing) {
+  MARLIN_REQUIRE_GPU();
+  GemmProblem p;
+  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, 8, 4096, 4096, 128, 21, false));
+  const size_t need = marlin::workspace_bytes(p.args());
+  ASSERT_GT(need, 0u);
+  DeviceBuffer ws = zeroed(need + 64);
+  struct Case {
+    const char* what;
+    marlin::GemmArgs args;
+    void* ws;
+    size_t ws_bytes;
+    Status want;
+  };
+  std::vector<Case> cases;
+  auto add = [&](const char* what, auto mutate, Status want, void* w = nullptr,
+                 size_t wb = 0) {
+    marlin::GemmArgs a = p.args();
+    mutate(a);
+    cases.push_back({what, a, w ? w : ws.get(), w ? wb : ws.bytes(), want});
+  };
+  char* const c_bytes = static_cast<char*>(p.d_c.get());
+  add("null a", [](auto& a) { a.a = nullptr; }, Status::kErrorNullPointer);
+  add("null b", [](auto& a) { a.b = nullptr; }, Status::kErrorNullPointer);
+  add("null scales", [](auto& a) { a.scales = nullptr; }, Status::kErrorNullPointer);
+  add("null c", [](auto& a) { a.c = nullptr; }, Status::kErrorNullPointer);
+  add("a misaligned", [](auto& a) { a.a = static_cast<const char*>(a.a) + 8; },
+      Status::kErrorMisalignedPointer);
+  add("b misaligned", [](auto& a) { a.b = static_cast<const char*>(a.b) + 4; },
+      Status::kErrorMisalignedPointer);
+  add("scales misaligned", [](auto& a) { a.scales = static_cast<const char*>(a.scales) + 2; },
+      Status::kErrorMisalignedPointer);
+  add("c misaligned", [&](auto& a) { a.c = c_bytes + 2; }, Status::kErrorMisalignedPointer);
+  add("m < 0", [](auto& a) { a.m = -5; }, Status::kErrorInvalidShape);
+  add("n == 0", [](auto& a) { a.n = 0; }, Status::kErrorInvalidShape);
+  add("k < 0", [](auto& a) { a.k = -4096; }, Status::kErrorInvalidShape);
+  add("n % 64", [](auto& a) { a.n = 4064; }, Status::kErrorUnsupportedShape);
+  add("k % 128", [](auto& a) {
+        a.k = 4032;
+        a.group_size = -1;
+      },
+      Status::kErrorUnsupportedShape);
+  add("group 64", [](auto& a) { a.group_size = 64; }, Status::kErrorUnsupportedGroupSize);
+  add("group 256", [](auto& a) { a.group_size = 256; }, Status::kErrorUnsupportedGroupSize);
+  add("k % group", [](auto& a) { a.k = 4032; }, Status::kErrorGroupSizeMismatch);
+  add("workspace null", [](auto&) {}, Status::kErrorWorkspaceNull, nullptr, 0);
+  cases.back().ws = nullptr;
+  cases.back().ws_bytes = need;
+  add("workspace small", [](auto&) {}, Status::kErrorWorkspaceTooSmall, ws.get(), need - 16);
+  add("workspace misaligned", [](auto&) {}, Status::kErrorMisalignedWorkspace,
+      ws.as<char>() + 8, need);
+  for (const Case& c : cases) {
+    EXPECT_EQ(marlin::gemm<>(c.args, c.ws, c.ws_bytes, nullptr), c.want)
+        << c.what << ": " << marlin::to_string(marlin::gemm<>(c.args, c.ws, c.ws_bytes, nullptr));
+  }
+  // M = 0 succeeds and does nothing, even with null operands.
+  marlin::GemmArgs empty = p.args();
+  empty.m = 0;
+  EXPECT_EQ(marlin::gemm<>(empty, nullptr, 0, nullptr), Status::kSuccess);
+  empty.a = empty.b = empty.scales = nullptr;
+  empty.c = nullptr;
+  EXPECT_EQ(marlin::gemm<>(empty, nullptr, 0, nullptr), Status::kSuccess);
+  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+  for (uint16_t x : c_of(p)) ASSERT_EQ(x, marlin_test::kPoisonHalf) << "C was written";
+  for (uint32_t x : marlin_test::to_host<uint32_t>(ws.get(), ws.bytes() / 4)) {
+    ASSERT_EQ(x, 0u) << "the workspace was written";
+  }
+}
+
+// ---- canaries -------------------------------------------------------------------------------
+
+TEST(Reliability, OperandsInsideSentinelFilledBuffersLeaveSentinelsIntact) {
+  MARLIN_REQUIRE_GPU();
+  constexpr size_t kGuard = 4096;
+  constexpr uint8_t kSentinel = 0xA5;
+  for (auto [m, n, k, g] : {std::tuple{1, 256, 1024, 128}, std::tuple{37, 192, 2048, -1},
+                            std::tuple{200, 512, 512, 128}}) {
+    GemmProblem p;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 31));
+    // Copy every operand into the middle of a larger, sentinel-filled buffer.
+    struct Guarded {
+      DeviceBuffer buf;
+      size_t bytes;
+      char* mid() const { return buf.as<char>() + kGuard; }
+    };
+    auto guard = [&](const DeviceBuffer& src) {
+      Guarded gd{DeviceBuffer(src.bytes() + 2 * kGuard), src.bytes()};
+      (void)cudaMemset(gd.buf.get(), kSentinel, gd.buf.bytes());
+      (void)cudaMemcpy(gd.mid(), src.get(), src.bytes(), cudaMemcpyDeviceToDevice);
+      return gd;
+    };
+    Guarded a = guard(p.d_a), b = guard(p.d_b), s = guard(p.d_s), c = guard(p.d_c);
+    marlin::GemmArgs args = p.args();
+    args.a = a.mid();
+    args.b = b.mid();
+    args.scales = s.mid();
+    args.c = c.mid();
+    const size_t need = marlin::workspace_bytes(args);
+    Guarded ws{DeviceBuffer(need + 2 * kGuard), need};
+    MARLIN_TEST_CUDA(cudaMemset(ws.buf.get(), kSentinel, ws.buf.bytes()));
+    MARLIN_TEST_CUDA(cudaMemset(ws.mid(), 0, need));
+    for (int run = 0; run < 2; ++run) {
+      ASSERT_EQ(marlin::gemm<>(args, ws.mid(), need, nullptr), Status::kSuccess);
+    }
+    MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+    for (const Guarded* gd : {&a, &b, &s, &c, &ws}) {
+      const auto bytes = marlin_test::to_host<uint8_t>(gd->buf.get(), gd->buf.bytes());
+      for (size_t i = 0; i < kGuard; ++i) {
+        ASSERT_EQ(bytes[i], kSentinel) << "sentinel before a buffer overwritten at " << i;
+        ASSERT_EQ(bytes[kGuard + gd->bytes + i], kSentinel)
+            << "sentinel after a buffer overwritten at " << i << " " << p.describe();
+      }
+    }
+    std::vector<float> ref;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+    MARLIN_EXPECT_CLOSE(p, marlin_test::to_host<uint16_t>(c.mid(), size_t(m) * n), ref);
+  }
+}
+
+// ---- randomized differential test -----------------------------------------------------------
+
+// MARLIN_FUZZ_SEED=<n> replays a seed, MARLIN_FUZZ_SEED=random draws a fresh one;
+// MARLIN_FUZZ_CASES=<n> sets the count (default 500). The seed is printed either way.
+TEST(Reliability, RandomizedDifferentialAgainstReference) {
+  MARLIN_REQUIRE_GPU();
+  uint64_t seed = 20261129;
+  if (const char* env = std::getenv("MARLIN_FUZZ_SEED")) {
+    seed = std::string(env) == "random" ? (uint64_t(std::random_device{}()) << 32) ^
+                                              std::random_device{}()
+                                        : std::strtoull(env, nullptr, 10);
+  }
+  int cases = 500;
+  if (const char* env = std::getenv("MARLIN_FUZZ_CASES")) cases = std::atoi(env);
+  std::cout << "[ fuzz     ] seed " << seed << ", " << cases << " cases" << std::endl;
+  RecordProperty("fuzz_seed", std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  DeviceBuffer ws;
+  int run = 0;
+  for (int i = 0; i < cases; ++i) {
+    const int bucket = int(rng() % 10);
+    const int m = bucket < 5 ? 1 + int(rng() % 16) : bucket < 8 ? 17 + int(rng() % 112)
+                                                                : 129 + int(rng() % 500);
+    const int n = 64 * (1 + int(rng() % 24));
+    const int k = 128 * (1 + int(rng() % 16));
+    const int g = rng() % 2 ? 128 : -1;
+    const int config = int(rng() % 4) - 1;  // -1: automatic; else forced when it divides n
+    GemmProblem p;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, rng()));
+    SCOPED_TRACE("fuzz seed " + std::to_string(seed) + " case " + std::to_string(i) +
+                 " config " + std::to_string(config) + ": " + p.describe());
+    const marlin::GemmArgs args = p.args();
+    Status st;
+    auto call = [&](auto cfg) {
+      using Cfg = decltype(cfg);
+      const size_t need = marlin::workspace_bytes<Cfg>(args);
+      if (ws.bytes() < need) ws = zeroed(need);
+      return marlin::gemm<__half, marlin::uint4b_t, Cfg>(args, ws.get(), ws.bytes(), nullptr);
+    };
+    if (config == -1 || !marlin::detail::tile_divides(config, n)) {
+      st = call(marlin::AutoTile{});
+    } else if (config == 0) {
+      st = call(marlin::FixedTile<0>{});
+    } else if (config == 1) {
+      st = call(marlin::FixedTile<1>{});
+    } else {
+      st = call(marlin::FixedTile<2>{});
+    }
+    ASSERT_EQ(st, Status::kSuccess) << marlin::to_string(st);
+    MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+    std::vector<float> ref;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+    const auto cmp = marlin_test::compare(c_of(p), ref);
+    ASSERT_TRUE(cmp.rel_l2 <= 2e-3 && cmp.bad == 0)
+        << "rel_l2 " << cmp.rel_l2 << ", " << cmp.bad << " bad elements, first at "
+        << cmp.first_bad << " got " << cmp.first_got << " want " << cmp.first_want;
+    ++run;
+  }
+  std::cout << "[ fuzz     ] " << run << " random cases passed (seed " << seed << ")"
+            << std::endl;
+  EXPECT_EQ(run, cases);
+}
+
+// ---- numerics -------------------------------------------------------------------------------
+
+TEST(Reliability, NanAndInfInAPropagateToExactlyTheirRows) {
+  MARLIN_REQUIRE_GPU();
+  for (int g : {128, -1}) {
+    GemmProblem p;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, 40, 512, 2048, g, 41));
+    // Row 3: one NaN; row 17: +Inf; row 30: -Inf. Every output of those rows depends on them.
+    const int k0 = 777;
+    p.a[size_t(3) * p.k + k0] = 0x7e00;
+    p.a[size_t(17) * p.k + k0] = 0x7c00;
+    p.a[size_t(30) * p.k + 5] = 0xfc00;
+    MARLIN_TEST_CUDA(cudaMemcpy(p.d_a.get(), p.a.data(), p.a.size() * 2, cudaMemcpyHostToDevice));
+    DeviceBuffer ws = zeroed(marlin::workspace_bytes(p.args()));
+    ASSERT_EQ(marlin::gemm<>(p.args(), ws.get(), ws.bytes(), nullptr), Status::kSuccess);
+    MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+    const auto c = c_of(p);
+    for (int r = 0; r < p.m; ++r) {
+      const bool poisoned = r == 3 || r == 17 || r == 30;
+      for (int col = 0; col < p.n; ++col) {
+        const float x = marlin::half_to_float(c[size_t(r) * p.n + col]);
+        if (r == 3) {
+          ASSERT_TRUE(std::isnan(x)) << "row 3 col " << col << " = " << x;
+        } else if (poisoned) {
+          ASSERT_FALSE(std::isfinite(x)) << "row " << r << " col " << col << " = " << x;
+        } else {
+          ASSERT_TRUE(std::isfinite(x)) << "row " << r << " col " << col << " = " << x;
+        }
+      }
+    }
+  }
+}
+
+TEST(Reliability, LargeMagnitudeInputsAgreeWithReference) {
+  MARLIN_REQUIRE_GPU();
+  for (int g : {128, -1}) {
+    GemmProblem p;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, 24, 1024, 1024, g, 43));
+    // A in [-240, 240) and scales near 0.4: outputs of a few thousand, products far from fp16
+    // subnormals, fp32 accumulation far from overflow, the fp16 output still finite.
+    for (auto& x : p.a) x = marlin::float_to_half(240.0f * marlin::half_to_float(x));
+    MARLIN_TEST_CUDA(cudaMemcpy(p.d_a.get(), p.a.data(), p.a.size() * 2, cudaMemcpyHostToDevice));
+    std::vector<uint16_t> scales(p.s_packed.size());
+    for (size_t i = 0; i < scales.size(); ++i) {
+      scales[i] = marlin::float_to_half(40.0f * marlin::half_to_float(p.s_packed[i]));
+    }
+    // The packed scales were permuted from the original ones; scaling every one keeps that.
+    std::vector<uint16_t> unpacked;
+    ASSERT_EQ(marlin::unpack_scales(scales.data(), p.k, p.n, g, unpacked), Status::kSuccess);
+    MARLIN_TEST_CUDA(cudaMemcpy(p.d_s.get(), scales.data(), scales.size() * 2,
+                                cudaMemcpyHostToDevice));
+    // Rebuild the reference weights from the codes and the new scales.
+    std::vector<uint8_t> codes;
+    ASSERT_EQ(marlin::unpack_weights(p.b_packed.data(), p.k, p.n, codes), Status::kSuccess);
+    if (g == -1) {
+      for (int c = 0; c < p.n; ++c) p.col_scale[size_t(c)] = marlin::half_to_float(unpacked[size_t(c)]);
+    } else {
+      ASSERT_EQ(marlin::dequantize(codes.data(), unpacked.data(), p.k, p.n, g, p.w),
+                Status::kSuccess);
+      MARLIN_TEST_CUDA(cudaMemcpy(p.d_w.get(), p.w.data(), p.w.size() * 2,
+                                  cudaMemcpyHostToDevice));
+    }
+    DeviceBuffer ws = zeroed(marlin::workspace_bytes(p.args()));
+    ASSERT_EQ(marlin::gemm<>(p.args(), ws.get(), ws.bytes(), nullptr), Status::kSuccess);
+    MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+    std::vector<float> ref;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+    float max_ref = 0;
+    for (float r : ref) max_ref = std::max(max_ref, std::fabs(r));
+    EXPECT_GT(max_ref, 1000.0f) << "the test should reach large outputs";
+    EXPECT_LT(max_ref, 60000.0f) << "the test must stay within fp16";
+    MARLIN_EXPECT_CLOSE(p, c_of(p), ref);
+  }
+}
+
+TEST(Reliability, ResultsDoNotDependOnTheNumberOfCtasBeyondRounding) {
+  MARLIN_REQUIRE_GPU();
+  for (auto [m, n, k, g] : {std::tuple{3, 1024, 4096, 128}, std::tuple{70, 512, 2048, -1}}) {
+    GemmProblem p;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 47));
+    const marlin::GemmArgs args = p.args();
+    marlin::detail::DeviceInfo dev;
+    ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+    marlin::detail::Plan plan;
+    ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(args, dev, plan), Status::kSuccess);
+    std::vector<float> ref;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+    std::vector<uint16_t> first;
+    for (int max_ctas : {1, 3, 7, 50, 1000, plan.part.grid}) {
+      marlin::detail::set_partition(args, max_ctas, plan);
+      DeviceBuffer ws = zeroed(plan.workspace_bytes);
+      ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
+      ASSERT_EQ(marlin::detail::run_plan(args, plan, ws.get(), ws.bytes(), nullptr),
+                Status::kSuccess);
+      MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+      const auto c = c_of(p);
+      SCOPED_TRACE("max_ctas " + std::to_string(max_ctas) + " grid " +
+                   std::to_string(plan.part.grid));
+      MARLIN_EXPECT_CLOSE(p, c, ref);
+      if (first.empty()) {
+        first = c;
+        continue;
+      }
+      // Different splits only reorder fp32 sums: outputs differ by at most one fp16 ulp.
+      for (size_t i = 0; i < c.size(); ++i) {
+        const float x = marlin::half_to_float(c[i]), y = marlin::half_to_float(first[i]);
+        ASSERT_LE(std::fabs(x - y), std::ldexp(std::fabs(y), -10) + 1e-6f) << "element " << i;
+      }
+    }
+  }
+}
+
+// ---- concurrency ----------------------------------------------------------------------------
+
+TEST(Reliability, ConcurrentStreamsWithOwnWorkspacesAreAllCorrect) {
+  MARLIN_REQUIRE_GPU();
+  constexpr int kStreams = 6;
+  std::vector<GemmProblem> problems(kStreams);
+  std::vector<DeviceBuffer> workspaces(kStreams);
+  std::vector<cudaStream_t> streams(kStreams);
+  for (int i = 0; i < kStreams; ++i) {
+    ASSERT_NO_FATAL_FAILURE(
+        marlin_test::make_problem(problems[size_t(i)], 1 + 13 * i, 4096, 4096, i % 2 ? -1 : 128,
+                                  60 + i));
+    workspaces[size_t(i)] = zeroed(marlin::workspace_bytes(problems[size_t(i)].args()));
+    MARLIN_TEST_CUDA(cudaStreamCreateWithFlags(&streams[size_t(i)], cudaStreamNonBlocking));
+  }
+  for (int round = 0; round < 5; ++round) {
+    for (int i = 0; i < kStreams; ++i) {
+      ASSERT_EQ(marlin::gemm<>(problems[size_t(i)].args(), workspaces[size_t(i)].get(),
+                               workspaces[size_t(i)].bytes(), streams[size_t(i)]),
+                Status::kSuccess);
+    }
+  }
+  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+  for (int i = 0; i < kStreams; ++i) {
+    std::vector<float> ref;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(problems[size_t(i)], ref));
+    MARLIN_EXPECT_CLOSE(problems[size_t(i)], c_of(problems[size_t(i)]), ref);
+    MARLIN_TEST_CUDA(cudaStreamDestroy(streams[size_t(i)]));
+  }
+}
+
+TEST(Reliability, StreamsSharingOneWorkspaceInEventOrderAreCorrect) {
+  MARLIN_REQUIRE_GPU();
+  // The documented rule: a shared workspace is fine when the calls are ordered (here by
+  // events across two streams); unordered concurrent calls must not share one.
+  GemmProblem p1, p2;
+  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p1, 9, 6144, 4096, 128, 70));
+  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p2, 90, 4096, 4096, -1, 71));
+  DeviceBuffer ws = zeroed(std::max(marlin::workspace_bytes(p1.args()),
+                                    marlin::workspace_bytes(p2.args())));
+  cudaStream_t s1, s2;
+  cudaEvent_t e1, e2;
+  MARLIN_TEST_CUDA(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+  MARLIN_TEST_CUDA(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  MARLIN_TEST_CUDA(cudaEventCreateWithFlags(&e1, cudaEventDisableTiming));
+  MARLIN_TEST_CUDA(cudaEventCreateWithFlags(&e2, cudaEventDisableTiming));
+  for (int round = 0; round < 4; ++round) {
+    ASSERT_EQ(marlin::gemm<>(p1.args(), ws.get(), ws.bytes(), s1), Status::kSuccess);
+    MARLIN_TEST_CUDA(cudaEventRecord(e1, s1));
+    MARLIN_TEST_CUDA(cudaStreamWaitEvent(s2, e1, 0));
+    ASSERT_EQ(marlin::gemm<>(p2.args(), ws.get(), ws.bytes(), s2), Status::kSuccess);
+    MARLIN_TEST_CUDA(cudaEventRecord(e2, s2));
+    MARLIN_TEST_CUDA(cudaStreamWaitEvent(s1, e2, 0));
+  }
+  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+  for (GemmProblem* p : {&p1, &p2}) {
+    std::vector<float> ref;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(*p, ref));
+    MARLIN_EXPECT_CLOSE(*p, c_of(*p), ref);
+  }
+  cudaEventDestroy(e1);
+  cudaEventDestroy(e2);
+  cudaStreamDestroy(s1);
+  cudaStreamDestroy(s2);
+}
+
+// Occupies one SM per CTA (large dynamic shared memory) and spins for `cycles` SM clocks.
+__global__ void occupy_sm(long long cycles, int* done) {
+  extern __shared__ int pad[];
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+  if (threadIdx.x == 0) {
+    pad[0] = 1;
+    atomicAdd(done, pad[0]);
+  }
+}
+
+TEST(Reliability, GemmCompletesWhileAnotherKernelOccupiesMostSms) {
+  MARLIN_REQUIRE_GPU();
+  int sms = 0, clock_khz = 0, optin = 0;
+  MARLIN_TEST_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  MARLIN_TEST_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  MARLIN_TEST_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  const int busy = sms - 4;  // leave 4 SMs to marlin
+  MARLIN_TEST_CUDA(cudaFuncSetAttribute(occupy_sm, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        optin));
+  GemmProblem p;  // a launch of many CTAs that reduce across CTAs
+  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, 16, 8192, 8192, 128, 80));
+  ASSERT_GT(marlin::workspace_bytes(p.args()), 0u);
+  DeviceBuffer ws = zeroed(marlin::workspace_bytes(p.args()));
+  DeviceBuffer done = zeroed(sizeof(int));
+  cudaStream_t hog, work;
+  cudaEvent_t hog_done, gemm_done;
+  MARLIN_TEST_CUDA(cudaStreamCreateWithFlags(&hog, cudaStreamNonBlocking));
+  MARLIN_TEST_CUDA(cudaStreamCreateWithFlags(&work, cudaStreamNonBlocking));
+  MARLIN_TEST_CUDA(cudaEventCreate(&hog_done));
+  MARLIN_TEST_CUDA(cudaEventCreate(&gemm_done));
+  // One call first: with lazy module loading, a kernel's first launch may wait for the device,
+  // which would make the GEMM wait for the hog for a reason that is not marlin's.
+  ASSERT_EQ(marlin::gemm<>(p.args(), ws.get(), ws.bytes(), work), Status::kSuccess);
+  MARLIN_TEST_CUDA(cudaStreamSynchronize(work));
+  ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p, work));
+  MARLIN_TEST_CUDA(cudaStreamSynchronize(work));
+  const long long cycles = 2000LL * clock_khz;  // about 2 s
+  occupy_sm<<<busy, 64, optin, hog>>>(cycles, done.as<int>());
+  MARLIN_TEST_CUDA(cudaGetLastError());
+  MARLIN_TEST_CUDA(cudaEventRecord(hog_done, hog));
+  ASSERT_EQ(marlin::gemm<>(p.args(), ws.get(), ws.bytes(), work), Status::kSuccess);
+  MARLIN_TEST_CUDA(cudaEventRecord(gemm_done, work));
+  // The GEMM must finish while the hog still holds its SMs.
+  const auto t0 = std::chrono::steady_clock::now();
+  bool gemm_first = false;
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10)) {
+    if (cudaEventQuery(gemm_done) == cudaSuccess) {
+      gemm_first = cudaEventQuery(hog_done) == cudaErrorNotReady;
+      break;
+    }
+  }
+  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+  EXPECT_TRUE(gemm_first) << "the GEMM did not complete while " << busy << " of " << sms
+                          << " SMs were occupied";
+  std::cout << "[ hog      ] GEMM finished on " << sms - busy << " free SMs while " << busy
+            << " were occupied: " << (gemm_first ? "yes" : "no") << std::endl;
+  EXPECT_EQ(marlin_test::to_host<int>(done.get(), 1).at(0), busy);
+  std::vector<float> ref;
+  ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+  MARLIN_EXPECT_CLOSE(p, c_of(p), ref);
+  cudaEventDestroy(hog_done);
+  cudaEventDestroy(gemm_done);
+  cudaStreamDestroy(hog);
+  cudaStreamDestroy(work);
+}
+
+}  // namespace
