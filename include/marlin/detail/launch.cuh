@@ -179,9 +179,13 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
 
   // The kernel may use all the shared memory a block can opt into: one fixed value, so that
   // calls from several host threads never race on the attribute with different depths.
-  if (const cudaError_t err = cudaFuncSetAttribute(
-          plan.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dev.smem_optin);
-      err != cudaSuccess) {
+  // (The opt-in limit counts static shared memory too.)
+  cudaFuncAttributes attrs{};
+  if (cudaError_t err = cudaFuncGetAttributes(&attrs, plan.kernel);
+      err != cudaSuccess ||
+      (err = cudaFuncSetAttribute(plan.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  dev.smem_optin - static_cast<int>(attrs.sharedSizeBytes))) !=
+          cudaSuccess) {
     (void)cudaGetLastError();
     return status_from(err);
   }
@@ -199,8 +203,9 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   }
   if (ctas_per_sm < 1) return Status::kErrorInsufficientSharedMemory;
   if (ctas_per_sm > kMaxCtasPerSm) ctas_per_sm = kMaxCtasPerSm;
+  const int static_smem = static_cast<int>(attrs.sharedSizeBytes);
   const int deep = select_stages(tile, plan.m_blocks, grouped, ctas_per_sm, dev.smem_per_sm,
-                                 dev.smem_reserved, dev.smem_optin);
+                                 dev.smem_reserved + static_smem, dev.smem_optin - static_smem);
   if (deep > plan.stages) {
     const int deep_smem = smem_bytes(tile, plan.m_blocks, grouped, deep);
     int deep_ctas = 0;
