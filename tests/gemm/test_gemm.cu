@@ -318,6 +318,24 @@ TEST(GemmStatus, NoDeviceIsReportedWithoutGpu) {
   EXPECT_EQ(marlin::workspace_bytes(args), 0u);
 }
 
+// Runs without a GPU too: the plan refuses a device whose per-block shared memory is below the
+// smallest pipeline before it makes any CUDA call (white-box: a fake DeviceInfo).
+TEST(GemmStatus, TooLittleSharedMemoryIsReported) {
+  marlin::GemmArgs args;
+  args.m = 64;
+  args.n = 256;
+  args.k = 1024;
+  args.group_size = 128;
+  marlin::detail::DeviceInfo small;
+  small.cc_major = 8;
+  small.sm_count = 8;
+  small.smem_optin = 32 * 1024;  // below 4 stages of any tile at m_blocks 4
+  small.smem_per_sm = 32 * 1024;
+  marlin::detail::Plan plan;
+  EXPECT_EQ(marlin::detail::make_plan<marlin::AutoTile>(args, small, plan),
+            Status::kErrorInsufficientSharedMemory);
+}
+
 // ---- Llama-3 layer shapes (label: slow) -------------------------------------------------------
 
 class GemmSlowLlama : public testing::TestWithParam<Shape> {};

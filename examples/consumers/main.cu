@@ -1,5 +1,6 @@
-// A stand-alone consumer of marlin, written only against the public API. It runs a GEMM on
-// null operands, which marlin must refuse with a readable Status; no GPU is needed.
+// The program of all three consumer projects (find_package, add_subdirectory, FetchContent),
+// written only against the public API. It runs a GEMM on null operands, which marlin must
+// refuse with a readable Status; no GPU is needed.
 // Exit code: 0 iff marlin::gemm<> did not return Status::kSuccess.
 #include <marlin/marlin.cuh>
 
