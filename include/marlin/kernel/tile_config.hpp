@@ -26,9 +26,8 @@ inline constexpr int kThreads = 256;
 inline constexpr int kWarps = kThreads / 32;
 /// Shared-memory pipeline depth, chosen per launch from the device's shared memory: at least
 /// kMinStages (loads for tile t+3 fly while tile t computes; fits every sm_80+ device), up to
-/// kMaxStages where shared memory allows. Memory-bound launches need many bytes in flight per
-/// SM (Little's law: ~4.4 TB/s x ~1 us of loaded latency over 132 SMs is ~33 KB per SM, more
-/// under load), which one or two CTAs with 4 stages of 8 KB of weights do not reach.
+/// kMaxStages where shared memory allows, to keep more weight bytes in flight per SM. Whether
+/// the depth pays is a measured question: see bench/NOTES.md.
 inline constexpr int kMinStages = 4;
 /// Deepest pipeline compiled for (cp.async.wait_group takes the depth as an immediate).
 inline constexpr int kMaxStages = 8;
