@@ -92,6 +92,13 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
+/// A zero-filled device buffer of at least `bytes` (and at least 16) bytes: a workspace.
+inline DeviceBuffer zeroed(std::size_t bytes) {
+  DeviceBuffer b(bytes > 16 ? bytes : 16);
+  if (b && cudaMemset(b.get(), 0, b.bytes()) != cudaSuccess) b.reset();
+  return b;
+}
+
 /// Copies a host vector into a new device buffer (empty buffer on failure).
 template <class T>
 DeviceBuffer to_device(const std::vector<T>& host) {

@@ -100,6 +100,11 @@ inline void make_problem(GemmProblem& p, int m, int n, int k, int group_size, ui
                               cudaMemcpyHostToDevice));
 }
 
+/// C of `p`, copied to the host (fp16 bits).
+inline std::vector<uint16_t> c_of(const GemmProblem& p) {
+  return to_host<uint16_t>(p.d_c.get(), static_cast<size_t>(p.m) * p.n);
+}
+
 /// Fills C with NaN again.
 inline void poison_c(GemmProblem& p, cudaStream_t stream = nullptr) {
   MARLIN_TEST_CUDA(cudaMemsetAsync(p.d_c.get(), 0xFF, p.d_c.bytes(), stream));  // 0xFFFF: NaN

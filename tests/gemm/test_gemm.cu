@@ -24,11 +24,8 @@ uint64_t seed_for(int m, int n, int k, int g) {
 
 /// A zero-filled workspace of the size `Config` needs for `args` (at least 16 bytes).
 template <class Config = marlin::AutoTile>
-DeviceBuffer make_workspace(const marlin::GemmArgs& args, size_t extra = 0) {
-  const size_t bytes = marlin::workspace_bytes<Config>(args) + extra;
-  DeviceBuffer ws(bytes > 16 ? bytes : 16);
-  if (ws) (void)cudaMemset(ws.get(), 0, ws.bytes());
-  return ws;
+DeviceBuffer make_workspace(const marlin::GemmArgs& args) {
+  return marlin_test::zeroed(marlin::workspace_bytes<Config>(args));
 }
 
 /// Runs gemm<Config> on a fresh problem and checks it against the cuBLAS reference.
@@ -45,7 +42,7 @@ void run_and_check(int m, int n, int k, int g) {
   MARLIN_TEST_CUDA(cudaDeviceSynchronize());
   std::vector<float> ref;
   ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
-  const auto c = marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(m) * n);
+  const auto c = marlin_test::c_of(p);
   MARLIN_EXPECT_CLOSE(p, c, ref);
   // The contract: a completed call leaves the whole workspace zero-filled.
   const auto words = marlin_test::to_host<uint32_t>(ws.get(), ws.bytes() / 4);
@@ -160,7 +157,7 @@ TEST(GemmExecution, NonDefaultStream) {
   MARLIN_TEST_CUDA(cudaStreamDestroy(stream));
   std::vector<float> ref;
   ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
-  MARLIN_EXPECT_CLOSE(p, marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(p.m) * p.n), ref);
+  MARLIN_EXPECT_CLOSE(p, marlin_test::c_of(p), ref);
 }
 
 TEST(GemmExecution, GraphCaptureAndReplayAreBitwiseEqualToDirectCall) {
@@ -172,7 +169,7 @@ TEST(GemmExecution, GraphCaptureAndReplayAreBitwiseEqualToDirectCall) {
     ASSERT_GT(marlin::workspace_bytes(p.args()), 0u) << "this shape should reduce across CTAs";
     ASSERT_EQ(marlin::gemm<>(p.args(), ws.get(), ws.bytes(), nullptr), Status::kSuccess);
     MARLIN_TEST_CUDA(cudaDeviceSynchronize());
-    const auto direct = marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(p.m) * p.n);
+    const auto direct = marlin_test::c_of(p);
 
     cudaStream_t stream;
     MARLIN_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -187,7 +184,7 @@ TEST(GemmExecution, GraphCaptureAndReplayAreBitwiseEqualToDirectCall) {
       ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p, stream));
       MARLIN_TEST_CUDA(cudaGraphLaunch(exec, stream));
       MARLIN_TEST_CUDA(cudaStreamSynchronize(stream));
-      EXPECT_EQ(marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(p.m) * p.n), direct)
+      EXPECT_EQ(marlin_test::c_of(p), direct)
           << "replay " << replay << " " << p.describe();
     }
     MARLIN_TEST_CUDA(cudaGraphExecDestroy(exec));
@@ -207,7 +204,7 @@ TEST(GemmExecution, RepeatedCallsAreBitwiseIdentical) {
       ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
       ASSERT_EQ(marlin::gemm<>(p.args(), ws.get(), ws.bytes(), nullptr), Status::kSuccess);
       MARLIN_TEST_CUDA(cudaDeviceSynchronize());
-      auto c = marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(p.m) * p.n);
+      auto c = marlin_test::c_of(p);
       if (run == 0) {
         first = c;
       } else {
@@ -246,63 +243,12 @@ TEST(GemmWorkspace, OneWorkspaceServesManyShapesInStreamOrder) {
   for (auto& p : problems) {
     std::vector<float> ref;
     ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
-    MARLIN_EXPECT_CLOSE(p, marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(p.m) * p.n), ref);
+    MARLIN_EXPECT_CLOSE(p, marlin_test::c_of(p), ref);
   }
 }
 
-TEST(GemmWorkspace, MissingOrSmallWorkspaceIsRefusedAndCIsUntouched) {
-  MARLIN_REQUIRE_GPU();
-  GemmProblem p;
-  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, 4, 4096, 4096, 128, 3, false));
-  const size_t need = marlin::workspace_bytes(p.args());
-  ASSERT_GT(need, 0u);
-  DeviceBuffer ws(need + 16);
-  MARLIN_TEST_CUDA(cudaMemset(ws.get(), 0, ws.bytes()));
-  EXPECT_EQ(marlin::gemm<>(p.args(), nullptr, need, nullptr), Status::kErrorWorkspaceNull);
-  EXPECT_EQ(marlin::gemm<>(p.args(), ws.get(), need - 1, nullptr), Status::kErrorWorkspaceTooSmall);
-  EXPECT_EQ(marlin::gemm<>(p.args(), ws.as<char>() + 4, need, nullptr),
-            Status::kErrorMisalignedWorkspace);
-  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
-  for (uint16_t x : marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(p.m) * p.n)) {
-    ASSERT_EQ(x, marlin_test::kPoisonHalf) << "C was written by a refused call";
-  }
-}
-
-// ---- Status answers that need the device ------------------------------------------------------
-
-TEST(GemmStatus, BadArgumentsAreRefusedBeforeLaunchAndCIsUntouched) {
-  MARLIN_REQUIRE_GPU();
-  GemmProblem p;
-  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, 8, 256, 256, 128, 5, false));
-  DeviceBuffer ws(1 << 20);
-  MARLIN_TEST_CUDA(cudaMemset(ws.get(), 0, ws.bytes()));
-  auto expect = [&](marlin::GemmArgs args, Status want) {
-    EXPECT_EQ(marlin::can_implement(args), want) << marlin::to_string(want);
-    EXPECT_EQ(marlin::gemm<>(args, ws.get(), ws.bytes(), nullptr), want) << marlin::to_string(want);
-  };
-  marlin::GemmArgs a = p.args();
-  a.a = nullptr;
-  expect(a, Status::kErrorNullPointer);
-  a = p.args();
-  a.c = static_cast<char*>(a.c) + 2;
-  expect(a, Status::kErrorMisalignedPointer);
-  a = p.args();
-  a.n = 100;
-  expect(a, Status::kErrorUnsupportedShape);
-  a = p.args();
-  a.group_size = 64;
-  expect(a, Status::kErrorUnsupportedGroupSize);
-  a = p.args();
-  a.m = -1;
-  expect(a, Status::kErrorInvalidShape);
-  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
-  for (uint16_t x : marlin_test::to_host<uint16_t>(p.d_c.get(), size_t(p.m) * p.n)) {
-    ASSERT_EQ(x, marlin_test::kPoisonHalf) << "C was written by a refused call";
-  }
-  a = p.args();
-  a.m = 0;
-  EXPECT_EQ(marlin::gemm<>(a, nullptr, 0, nullptr), Status::kSuccess);
-}
+// Refused calls (each bad argument and workspace fault, C and workspace untouched) are in
+// test_reliability.cu.
 
 TEST(GemmStatus, NoDeviceIsReportedWithoutGpu) {
   if (marlin_test::gpu_major() != 0) GTEST_SKIP() << "a GPU is present: nothing to check";

@@ -10,6 +10,7 @@
 #include <marlin/types.hpp>
 #include <marlin/version.hpp>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
