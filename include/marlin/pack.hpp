@@ -141,10 +141,11 @@ constexpr std::size_t packed_weight_words(int k, int n) noexcept {
 
 namespace detail {
 
-// Validation shared by every entry point, in a fixed order: shape, pointers, layout
-// divisibility (only when `needs_tile_shape`), group size, k vs group size.
-inline Status check_args(int k, int n, int group_size, bool pointers_ok,
-                         bool needs_tile_shape) noexcept {
+// Validation shared by every packing entry point (GemmArgs have their own, in
+// detail/validate.hpp), in a fixed order: shape, pointers, layout divisibility (only when
+// `needs_tile_shape`), group size, k vs group size.
+inline Status check_pack_args(int k, int n, int group_size, bool pointers_ok,
+                              bool needs_tile_shape) noexcept {
   if (k <= 0 || n <= 0) return Status::kErrorInvalidShape;
   if (!pointers_ok) return Status::kErrorNullPointer;
   if (needs_tile_shape && (k % 16 != 0 || n % 64 != 0)) return Status::kErrorUnsupportedShape;
@@ -303,7 +304,7 @@ inline void permute_scales(const uint16_t* in, int k, int n, int group_size, boo
 /// kErrorGroupSizeMismatch; on error the outputs are left unchanged.
 inline Status quantize(const float* w, int k, int n, int group_size, std::vector<uint8_t>& codes,
                        std::vector<uint16_t>& scales) {
-  const Status status = detail::check_args(k, n, group_size, w != nullptr, false);
+  const Status status = detail::check_pack_args(k, n, group_size, w != nullptr, false);
   if (status != Status::kSuccess) return status;
   detail::quantize_impl(w, k, n, group_size, codes, scales);
   return Status::kSuccess;
@@ -313,7 +314,7 @@ inline Status quantize(const float* w, int k, int n, int group_size, std::vector
 /// quantizing the same values converted to float.
 inline Status quantize(const uint16_t* w, int k, int n, int group_size,
                        std::vector<uint8_t>& codes, std::vector<uint16_t>& scales) {
-  const Status status = detail::check_args(k, n, group_size, w != nullptr, false);
+  const Status status = detail::check_pack_args(k, n, group_size, w != nullptr, false);
   if (status != Status::kSuccess) return status;
   detail::quantize_impl(w, k, n, group_size, codes, scales);
   return Status::kSuccess;
@@ -329,7 +330,7 @@ inline Status quantize(const uint16_t* w, int k, int n, int group_size,
 inline Status dequantize(const uint8_t* codes, const uint16_t* scales, int k, int n,
                          int group_size, std::vector<uint16_t>& w) {
   const Status status =
-      detail::check_args(k, n, group_size, codes != nullptr && scales != nullptr, false);
+      detail::check_pack_args(k, n, group_size, codes != nullptr && scales != nullptr, false);
   if (status != Status::kSuccess) return status;
   const std::size_t nn = static_cast<std::size_t>(n);
   const int group = group_size == -1 ? k : group_size;
@@ -420,7 +421,7 @@ inline Status unpack_weights(const uint32_t* packed, int k, int n, std::vector<u
 /// kErrorUnsupportedGroupSize, kErrorGroupSizeMismatch; on error `packed` is left unchanged.
 inline Status pack_scales(const uint16_t* scales, int k, int n, int group_size,
                           std::vector<uint16_t>& packed) {
-  const Status status = detail::check_args(k, n, group_size, scales != nullptr, true);
+  const Status status = detail::check_pack_args(k, n, group_size, scales != nullptr, true);
   if (status != Status::kSuccess) return status;
   detail::permute_scales(scales, k, n, group_size, true, packed);
   return Status::kSuccess;
@@ -431,7 +432,7 @@ inline Status pack_scales(const uint16_t* scales, int k, int n, int group_size,
 /// pack_scales.
 inline Status unpack_scales(const uint16_t* packed, int k, int n, int group_size,
                             std::vector<uint16_t>& scales) {
-  const Status status = detail::check_args(k, n, group_size, packed != nullptr, true);
+  const Status status = detail::check_pack_args(k, n, group_size, packed != nullptr, true);
   if (status != Status::kSuccess) return status;
   detail::permute_scales(packed, k, n, group_size, false, scales);
   return Status::kSuccess;
@@ -444,7 +445,7 @@ Status quantize_and_pack_impl(const T* w, int k, int n, int group_size,
                               std::vector<uint32_t>& packed_weights,
                               std::vector<uint16_t>& packed_scales,
                               std::vector<uint16_t>* dequantized) {
-  const Status status = check_args(k, n, group_size, w != nullptr, true);
+  const Status status = check_pack_args(k, n, group_size, w != nullptr, true);
   if (status != Status::kSuccess) return status;
   std::vector<uint8_t> codes;    // [k][n]
   std::vector<uint16_t> scales;  // [scale_rows][n], unpermuted
