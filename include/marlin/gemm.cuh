@@ -19,7 +19,8 @@ namespace marlin {
 ///
 /// Workspace contract:
 /// - it must be zero-filled before its first use (e.g. `cudaMemsetAsync(ws, 0, bytes, stream)`);
-/// - every call that returns kSuccess and whose kernel completes leaves it zero-filled again,
+/// - every call that returns kSuccess and whose kernel completes leaves it ready for the next
+///   (its first detail::kCountersBytes, the slice counters, zero again; the rest is scratch),
 ///   so one workspace serves any number of calls in stream order, of any shapes, as long as it
 ///   is as large as the largest workspace_bytes among them;
 /// - calls that may run at the same time (different streams without ordering, or concurrent

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <marlin/marlin.cuh>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -103,6 +104,15 @@ inline void make_problem(GemmProblem& p, int m, int n, int k, int group_size, ui
 /// C of `p`, copied to the host (fp16 bits).
 inline std::vector<uint16_t> c_of(const GemmProblem& p) {
   return to_host<uint16_t>(p.d_c.get(), static_cast<size_t>(p.m) * p.n);
+}
+
+/// Nonzero words among a workspace's slice counters (its first detail::kCountersBytes, or all
+/// of a smaller one): the contract is that a completed call leaves them all zero.
+inline std::size_t nonzero_counters(const void* workspace, std::size_t bytes) {
+  const std::size_t words = std::min(bytes, marlin::detail::kCountersBytes) / 4;
+  std::size_t nonzero = 0;
+  for (uint32_t x : to_host<uint32_t>(workspace, words)) nonzero += x != 0;
+  return nonzero;
 }
 
 /// Fills C with NaN again.

@@ -154,46 +154,17 @@ TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
     EXPECT_TRUE(marlin::is_valid(marlin::kTileConfigs[i]));
     for (int m_blocks = 1; m_blocks <= marlin::kMaxMBlocks; ++m_blocks) {
       for (bool grouped : {false, true}) {
-        EXPECT_LE(marlin::smem_bytes(marlin::kTileConfigs[i], m_blocks, grouped,
-                                     marlin::kMinStages),
-                  kSm86OptinBytes)
-            << "config " << i << " m_blocks " << m_blocks;
+        const int smem = marlin::smem_bytes(marlin::kTileConfigs[i], m_blocks, grouped);
+        EXPECT_LE(smem, kSm86OptinBytes) << "config " << i << " m_blocks " << m_blocks;
+        // the pipeline and the fp32 reduction tile that reuses it both fit
+        EXPECT_GE(smem, marlin::kStages * marlin::stage_bytes(marlin::kTileConfigs[i], m_blocks,
+                                                              grouped));
+        EXPECT_GE(smem, 16 * m_blocks * (marlin::kTileConfigs[i].tile_n() + 8) * 4);
       }
     }
   }
-}
-
-TEST(TileConfigs, StagesDeepenWhereSharedMemoryAllows) {
-  using marlin::kTileConfigs;
-  constexpr int kH200PerSm = 233472, kH200Optin = 232448, kReserved = 1024;
-  constexpr int kSm86PerSm = 102400, kSm86Optin = 101376;
-  for (int i = 0; i < marlin::kNumTileConfigs; ++i) {
-    for (int m_blocks = 1; m_blocks <= marlin::kMaxMBlocks; ++m_blocks) {
-      for (int ctas : {1, 2}) {
-        for (auto [per_sm, optin] : {std::pair{kH200PerSm, kH200Optin},
-                                     std::pair{kSm86PerSm, kSm86Optin}}) {
-          const int stages = marlin::select_stages(kTileConfigs[i], m_blocks, true, ctas, per_sm,
-                                                   kReserved, optin);
-          ASSERT_GE(stages, marlin::kMinStages);
-          ASSERT_LE(stages, marlin::kMaxStages);
-          const int smem = marlin::smem_bytes(kTileConfigs[i], m_blocks, true, stages);
-          if (stages > marlin::kMinStages) {
-            // a deeper pipeline is chosen only where it fits ctas CTAs per SM
-            EXPECT_LE(ctas * (smem + kReserved), per_sm);
-            EXPECT_LE(smem, optin);
-          }
-          if (stages < marlin::kMaxStages) {
-            // and the next depth would not fit
-            const int next = marlin::smem_bytes(kTileConfigs[i], m_blocks, true, stages + 1);
-            EXPECT_TRUE(ctas * (next + kReserved) > per_sm || next > optin);
-          }
-        }
-      }
-    }
-  }
-  // Decode on the H200: two CTAs of 16 x 128 x 128 each get the deepest pipeline.
-  static_assert(marlin::select_stages(kTileConfigs[0], 1, true, 2, kH200PerSm, kReserved,
-                                      kH200Optin) == marlin::kMaxStages);
+  // Decode: two CTAs of 16 x 128 x 128 fit an SM of an A100 (164 KB) and of an sm_86 (100 KB).
+  static_assert(2 * marlin::smem_bytes(marlin::kTileConfigs[0], 1, true) <= 100 * 1024);
 }
 
 // ---- striped partition --------------------------------------------------------------------
@@ -213,6 +184,7 @@ void check_partition(int k_tiles, int n_tiles, int m_groups, int max_ctas) {
   std::vector<int> covered(static_cast<size_t>(p.total), 0);
   std::vector<std::set<int>> participants(static_cast<size_t>(p.slices));
   std::set<int> slots_used;
+  std::set<int> shared_slices;
   bool shared = false;
   for (int cta = 0; cta < p.grid; ++cta) {
     const int begin = cta * p.iters;
@@ -229,11 +201,21 @@ void check_partition(int k_tiles, int n_tiles, int m_groups, int max_ctas) {
         ASSERT_GE(slot, 0);
         ASSERT_LT(slot, num_partial_slots(p));
         ASSERT_TRUE(slots_used.insert(slot).second) << "slot " << slot << " used twice";
+        shared_slices.insert(slice);
       }
       idx += k_end - k_begin;
     }
   }
   for (int c : covered) ASSERT_EQ(c, 1);
+  // Each shared slice has its own arrival counter, inside the workspace's counter region.
+  std::set<int> counters_used;
+  for (int slice : shared_slices) {
+    const int counter = counter_index(p, slice);
+    ASSERT_GE(counter, 0);
+    ASSERT_LT(counter, p.grid);
+    ASSERT_LT(counter, kMaxGrid);
+    ASSERT_TRUE(counters_used.insert(counter).second) << "counter " << counter << " shared";
+  }
   for (int s = 0; s < p.slices; ++s) {
     const auto& who = participants[static_cast<size_t>(s)];
     ASSERT_EQ(*who.begin(), first_cta(p, s));

@@ -6,8 +6,10 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <mutex>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "../kernel/gemm_kernel.cuh"
 #include "../status.hpp"
@@ -57,7 +59,97 @@ inline Status status_from(cudaError_t err) {
   }
 }
 
-/// Reads the current device's properties (cheap attribute queries, no cudaGetDeviceProperties).
+/// Reads the properties of device `device` (cheap attribute queries).
+inline Status read_device(int device, DeviceInfo& info) {
+  info.device = device;
+  cudaError_t err;
+  if ((err = cudaDeviceGetAttribute(&info.cc_major, cudaDevAttrComputeCapabilityMajor,
+                                    device)) != cudaSuccess ||
+      (err = cudaDeviceGetAttribute(&info.sm_count, cudaDevAttrMultiProcessorCount, device)) !=
+          cudaSuccess ||
+      (err = cudaDeviceGetAttribute(&info.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                    device)) != cudaSuccess ||
+      (err = cudaDeviceGetAttribute(&info.smem_per_sm,
+                                    cudaDevAttrMaxSharedMemoryPerMultiprocessor, device)) !=
+          cudaSuccess ||
+      (err = cudaDeviceGetAttribute(&info.smem_reserved, cudaDevAttrReservedSharedMemoryPerBlock,
+                                    device)) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return status_from(err);
+  }
+  return Status::kSuccess;
+}
+
+/// What a call learns once per process and reuses: each device's properties and, per
+/// (device, kernel), the CTAs per SM after the kernel's shared-memory limit was raised. A
+/// call costs two cheap runtime queries and one uncontended lock once this is warm.
+/// Limitation: after cudaDeviceReset() the raised limits are gone but still cached, and the
+/// next launch that needs more than 48 KB of shared memory fails with kErrorCudaError.
+class PlanCache {
+ public:
+  static PlanCache& instance() {
+    static PlanCache cache;
+    return cache;
+  }
+
+  /// The properties of `device`, read on first use.
+  Status device(int device, DeviceInfo& info) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (const DeviceInfo& d : devices_) {
+      if (d.device == device) {
+        info = d;
+        return Status::kSuccess;
+      }
+    }
+    if (const Status st = read_device(device, info); st != Status::kSuccess) return st;
+    devices_.push_back(info);
+    return Status::kSuccess;
+  }
+
+  /// CTAs of `kernel` that fit one SM of `dev` with `smem` bytes of dynamic shared memory
+  /// (raising the kernel's limit to `smem` first), computed on first use; 0 when `smem` and
+  /// the kernel's static shared memory exceed what one block may opt into.
+  template <class Kernel>
+  Status ctas_per_sm(const DeviceInfo& dev, Kernel kernel, int smem, int& ctas) {
+    const int device = dev.device;
+    const void* key = reinterpret_cast<const void*>(kernel);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (const KernelEntry& e : kernels_) {
+      if (e.device == device && e.kernel == key && e.smem == smem) {
+        ctas = e.ctas;
+        return Status::kSuccess;
+      }
+    }
+    cudaFuncAttributes attrs{};
+    cudaError_t err = cudaFuncGetAttributes(&attrs, kernel);
+    ctas = 0;
+    if (err == cudaSuccess && smem + static_cast<int>(attrs.sharedSizeBytes) <= dev.smem_optin) {
+      err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      if (err == cudaSuccess) {
+        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, kThreads, smem);
+      }
+    }
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      return status_from(err);
+    }
+    kernels_.push_back(KernelEntry{device, key, smem, ctas});
+    return Status::kSuccess;
+  }
+
+ private:
+  struct KernelEntry {
+    int device;
+    const void* kernel;
+    int smem;
+    int ctas;
+  };
+  std::mutex mutex_;
+  std::vector<DeviceInfo> devices_;
+  std::vector<KernelEntry> kernels_;
+};
+
+/// Reads the current device's properties (cached per device after the first call).
 inline Status query_device(DeviceInfo& info) {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
@@ -65,19 +157,13 @@ inline Status query_device(DeviceInfo& info) {
     (void)cudaGetLastError();  // the failed query must not surface as a later launch error
     return Status::kErrorNoDevice;
   }
-  if ((err = cudaGetDevice(&info.device)) != cudaSuccess) return status_from(err);
-  if ((err = cudaDeviceGetAttribute(&info.cc_major, cudaDevAttrComputeCapabilityMajor,
-                                    info.device)) != cudaSuccess ||
-      (err = cudaDeviceGetAttribute(&info.sm_count, cudaDevAttrMultiProcessorCount,
-                                    info.device)) != cudaSuccess ||
-      (err = cudaDeviceGetAttribute(&info.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                    info.device)) != cudaSuccess ||
-      (err = cudaDeviceGetAttribute(&info.smem_per_sm,
-                                    cudaDevAttrMaxSharedMemoryPerMultiprocessor, info.device)) !=
-          cudaSuccess ||
-      (err = cudaDeviceGetAttribute(&info.smem_reserved, cudaDevAttrReservedSharedMemoryPerBlock,
-                                    info.device)) != cudaSuccess) {
+  int device = 0;
+  if ((err = cudaGetDevice(&device)) != cudaSuccess) {
+    (void)cudaGetLastError();
     return status_from(err);
+  }
+  if (const Status st = PlanCache::instance().device(device, info); st != Status::kSuccess) {
+    return st;
   }
   if (info.cc_major < 8) return Status::kErrorUnsupportedDevice;
   return Status::kSuccess;
@@ -132,7 +218,6 @@ KernelFn select_kernel(int config, int m_blocks, bool grouped) {
 struct Plan {
   int config = 0;
   int m_blocks = 0;
-  int stages = 0;  ///< pipeline depth
   int smem = 0;    ///< dynamic shared memory per CTA, bytes
   KernelFn kernel = nullptr;
   Partition part;
@@ -140,19 +225,23 @@ struct Plan {
   std::size_t workspace_bytes = 0;  ///< 0 when no slice is shared between CTAs
 };
 
-/// Splits the tiles of `plan` (config and m_blocks chosen) over at most `max_ctas` CTAs and
-/// sizes the workspace that split needs. The result does not depend on `max_ctas` beyond fp32
-/// rounding of the partial sums (tests vary it).
+/// Bytes at the start of a workspace that hold the slice counters (kMaxGrid of them, at
+/// counter_index); the partial slots follow. The offset is the same for every problem, so only
+/// the counters must be zero between calls: partial slots are always written before read.
+inline constexpr std::size_t kCountersBytes = kMaxGrid * sizeof(int);
+
+/// Splits the tiles of `plan` (config and m_blocks chosen) over at most `max_ctas` CTAs
+/// (clamped to kMaxGrid) and sizes the workspace that split needs. The result does not depend
+/// on `max_ctas` beyond fp32 rounding of the partial sums (tests vary it).
 inline void set_partition(const GemmArgs& args, int max_ctas, Plan& plan) {
   const TileConfig tile = kTileConfigs[plan.config];
   plan.part = make_partition(args.k / tile.tile_k(), args.n / tile.tile_n(),
-                             m_groups_for(args.m, plan.m_blocks), max_ctas);
+                             m_groups_for(args.m, plan.m_blocks),
+                             max_ctas < kMaxGrid ? max_ctas : kMaxGrid);
   plan.counters_bytes = 0;
   plan.workspace_bytes = 0;
   if (needs_reduction(plan.part)) {
-    constexpr std::size_t kAlign = 256;
-    plan.counters_bytes =
-        (static_cast<std::size_t>(plan.part.slices) * sizeof(int) + kAlign - 1) / kAlign * kAlign;
+    plan.counters_bytes = kCountersBytes;
     const std::size_t slot_bytes =
         static_cast<std::size_t>(16 * plan.m_blocks) * tile.tile_n() * sizeof(float);
     plan.workspace_bytes =
@@ -172,52 +261,20 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   const TileConfig tile = kTileConfigs[plan.config];
   const bool grouped = args.group_size != -1;
   plan.m_blocks = select_m_blocks(args.m);
-  plan.stages = kMinStages;
-  plan.smem = smem_bytes(tile, plan.m_blocks, grouped, plan.stages);
+  plan.smem = smem_bytes(tile, plan.m_blocks, grouped);
   if (plan.smem > dev.smem_optin) return Status::kErrorInsufficientSharedMemory;
   plan.kernel = select_kernel<Config>(plan.config, plan.m_blocks, grouped);
 
-  // The kernel may use all the shared memory a block can opt into: one fixed value, so that
-  // calls from several host threads never race on the attribute with different depths.
-  // (The opt-in limit counts static shared memory too.)
-  cudaFuncAttributes attrs{};
-  if (cudaError_t err = cudaFuncGetAttributes(&attrs, plan.kernel);
-      err != cudaSuccess ||
-      (err = cudaFuncSetAttribute(plan.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  dev.smem_optin - static_cast<int>(attrs.sharedSizeBytes))) !=
-          cudaSuccess) {
-    (void)cudaGetLastError();
-    return status_from(err);
-  }
-  // How many CTAs fit per SM at the shallowest pipeline (registers usually decide); then the
-  // deepest pipeline that keeps that many, which holds more weight bytes in flight per SM.
-  auto occupancy = [&](int smem, int& ctas) {
-    const cudaError_t e =
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, plan.kernel, kThreads, smem);
-    if (e != cudaSuccess) (void)cudaGetLastError();
-    return e;
-  };
+  // Raises the kernel's shared-memory limit (once per device and kernel: the value is fixed,
+  // so calls from several host threads never race on it) and reads its occupancy.
   int ctas_per_sm = 0;
-  if (const cudaError_t err = occupancy(plan.smem, ctas_per_sm); err != cudaSuccess) {
-    return status_from(err);
+  if (const Status st =
+          PlanCache::instance().ctas_per_sm(dev, plan.kernel, plan.smem, ctas_per_sm);
+      st != Status::kSuccess) {
+    return st;
   }
   if (ctas_per_sm < 1) return Status::kErrorInsufficientSharedMemory;
   if (ctas_per_sm > kMaxCtasPerSm) ctas_per_sm = kMaxCtasPerSm;
-  const int static_smem = static_cast<int>(attrs.sharedSizeBytes);
-  const int deep = select_stages(tile, plan.m_blocks, grouped, ctas_per_sm, dev.smem_per_sm,
-                                 dev.smem_reserved + static_smem, dev.smem_optin - static_smem);
-  if (deep > plan.stages) {
-    const int deep_smem = smem_bytes(tile, plan.m_blocks, grouped, deep);
-    int deep_ctas = 0;
-    if (const cudaError_t err = occupancy(deep_smem, deep_ctas); err != cudaSuccess) {
-      return status_from(err);
-    }
-    if (deep_ctas >= ctas_per_sm) {
-      plan.stages = deep;
-      plan.smem = deep_smem;
-    }
-  }
-
   set_partition(args, ctas_per_sm * dev.sm_count, plan);
   return Status::kSuccess;
 }
@@ -238,8 +295,6 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
   params.m = args.m;
   params.n = args.n;
   params.k = args.k;
-  params.group_size = args.group_size == -1 ? args.k : args.group_size;
-  params.stages = plan.stages;
   params.part = plan.part;
   params.counters = nullptr;
   params.partials = nullptr;

@@ -20,6 +20,9 @@
 
 namespace marlin::detail {
 
+/// Most CTAs one launch may use; the workspace holds this many slice counters.
+inline constexpr int kMaxGrid = 4096;
+
 /// Shape of the tile space and its split over the grid.
 struct Partition {
   int k_tiles = 0;   ///< tiles along K
@@ -31,8 +34,8 @@ struct Partition {
   int grid = 0;      ///< CTAs launched; every CTA gets at least one tile
 };
 
-/// Splits `k_tiles x n_tiles x m_groups` tiles over at most `max_ctas` CTAs.
-/// Preconditions: all arguments >= 1.
+/// Splits `k_tiles x n_tiles x m_groups` tiles over at most `max_ctas` CTAs (itself at most
+/// kMaxGrid). Preconditions: all arguments >= 1.
 constexpr Partition make_partition(int k_tiles, int n_tiles, int m_groups, int max_ctas) {
   Partition p;
   p.k_tiles = k_tiles;
@@ -60,6 +63,13 @@ MARLIN_HOST_DEVICE constexpr int last_cta(const Partition& p, int slice) {
 /// starts in and one for the slice it ends in (the only slices it can share).
 MARLIN_HOST_DEVICE constexpr int partial_slot(const Partition& p, int cta, int slice) {
   return (cta * p.iters) / p.k_tiles == slice ? 2 * cta : 2 * cta + 1;
+}
+
+/// Arrival counter of a shared slice: the index of its first participant. Unique among the
+/// shared slices of a launch: a CTA's run holds the first tile of slices s_a..s_b, and every
+/// slice before s_b lies wholly inside that run, so only s_b can be shared. Always < grid.
+MARLIN_HOST_DEVICE constexpr int counter_index(const Partition& p, int slice) {
+  return first_cta(p, slice);
 }
 
 /// Number of partial slots a launch may use.

@@ -1,8 +1,11 @@
 // The fp16 x int4 GEMM kernel: one __global__ template per (m_blocks, tile, scale mode).
 //
 // Per CTA (8 warps), for each slice segment of its striped run (detail/partition.hpp):
-//  1. a cp.async pipeline of params.stages stages streams A (fp16, zero-filled past M), B (packed 4-bit)
-//     and, for grouped scales, one scale row per K tile into shared memory;
+//  1. a cp.async pipeline of kStages stages streams A (fp16; rows past M are zeroed once per
+//     segment and never copied), B (packed 4-bit) and, for grouped scales, one scale row per
+//     K tile into shared memory; each thread's copy addresses are set up once per segment and
+//     advanced by a constant per tile, and the loop is unrolled over the stages so that every
+//     shared-memory offset is an immediate;
 //  2. each warp owns a 64-column strip and every (8 / strips)-th k16 row of the tile: it loads
 //     A fragments with ldmatrix.x4 from an XOR-swizzled tile, dequantizes its lane's 16 bytes
 //     of B in registers (dequant.cuh) and issues mma.sync m16n8k16 into fp32 accumulators;
@@ -32,10 +35,8 @@ struct Params {
   const int4* scales;  ///< [k / group or 1, n] fp16, permuted
   int4* c;             ///< [m, n] fp16
   int m, n, k;
-  int group_size;      ///< 128, or k for per-channel
-  int stages;          ///< pipeline depth, kMinStages..kMaxStages (select_stages)
   detail::Partition part;
-  int* counters;       ///< [part.slices], zero on entry and on exit
+  int* counters;       ///< [detail::kMaxGrid], zero on entry and on exit (counter_index)
   float* partials;     ///< [2 * part.grid][16 * m_blocks][tile_n]
 };
 
@@ -101,8 +102,8 @@ __device__ __forceinline__ int4 to_half8(float4 lo, float4 hi, const __half* sca
 
 }  // namespace detail_kernel
 
-/// The GEMM kernel. Launch with kThreads threads, smem_bytes(tile, kMBlocks, kGrouped,
-/// params.stages) of dynamic shared memory and params.part.grid CTAs.
+/// The GEMM kernel. Launch with kThreads threads, smem_bytes(tile, kMBlocks, kGrouped) of
+/// dynamic shared memory and params.part.grid CTAs.
 template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped>
 __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) {
 #if defined(MARLIN_SM80_ENABLED)
@@ -110,10 +111,9 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
   extern __shared__ int4 smem[];
   __shared__ int is_last_arrival;
 
-  const int stages = params.stages;
-  int4* const sh_a = smem;                           // [stages][G::kAStage]
-  int4* const sh_b = sh_a + stages * G::kAStage;     // [stages][G::kBStage]
-  int4* const sh_s = sh_b + stages * G::kBStage;     // [stages][G::kSStage]
+  int4* const sh_a = smem;                         // [kStages][G::kAStage]
+  int4* const sh_b = sh_a + kStages * G::kAStage;  // [kStages][G::kBStage]
+  int4* const sh_s = sh_b + kStages * G::kBStage;  // [kStages][G::kSStage]
   float* const sh_red = reinterpret_cast<float*>(smem);  // [kTileM][kRedStride], after the pipe
 
   const detail::Partition& part = params.part;
@@ -127,6 +127,15 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
   const int b_row_vecs = params.n / 2;   // int4 per k16 row of B
   const int c_row_vecs = params.n / 8;   // int4 per row of C
   const int s_row_vecs = params.n / 8;   // int4 per row of scales
+
+  // This thread's share of one stage's copies: A vectors tid + it * kThreads (row, vector),
+  // B vectors likewise (k16 row, vector), and for grouped scales vector tid of the scale row.
+  constexpr int kAIters = (G::kAStage + kThreads - 1) / kThreads;
+  constexpr int kBIters = G::kBStage / kThreads;
+  static_assert(G::kBStage % kThreads == 0, "every thread copies the same number of B vectors");
+  auto a_copies = [&](int it) { return G::kAStage % kThreads == 0 || tid + it * kThreads < G::kAStage; };
+  auto a_row = [&](int it) { return (tid + it * kThreads) / G::kAVecsPerRow; };
+  auto a_vec = [&](int it) { return (tid + it * kThreads) % G::kAVecsPerRow; };
 
   const int cta = static_cast<int>(blockIdx.x);
   const int run_begin = cta * part.iters;
@@ -142,37 +151,59 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     const int row0 = (slice % part.m_groups) * G::kTileM;
     const int rows = min(G::kTileM, params.m - row0);
 
-    const int4* const a_tile = params.a + static_cast<size_t>(row0) * a_row_vecs;
-    const int4* const b_tile = params.b + n_tile * G::kBVecsPerRow;
-
-    // Issues the copies of K tile `kt` into pipeline stage `stage`.
-    auto load_stage = [&](int stage, int kt) {
-      int4* const a_dst = sh_a + stage * G::kAStage;
-#pragma unroll
-      for (int it = 0; it < (G::kAStage + kThreads - 1) / kThreads; ++it) {
-        const int i = tid + it * kThreads;
-        if (G::kAStage % kThreads != 0 && i >= G::kAStage) break;
-        const int r = i / G::kAVecsPerRow;
-        const int v = i % G::kAVecsPerRow;
-        const bool in_range = r < rows;
-        const int4* src = in_range ? a_tile + r * a_row_vecs + kt * G::kAVecsPerRow + v : params.a;
-        ptx::cp_async_cg_16(a_dst + r * G::kAVecsPerRow + (v ^ (r % 8)), src, in_range);
+    // Rows of A past M are zero in every stage for the whole segment; only rows < `rows` are
+    // copied. (The previous segment's reduction tile overwrote this memory.)
+    if (rows < G::kTileM) {
+      for (int i = tid; i < kStages * (G::kTileM - rows) * G::kAVecsPerRow; i += kThreads) {
+        const int per_stage = (G::kTileM - rows) * G::kAVecsPerRow;
+        const int stage = i / per_stage;
+        sh_a[stage * G::kAStage + rows * G::kAVecsPerRow + i % per_stage] = make_int4(0, 0, 0, 0);
       }
-      int4* const b_dst = sh_b + stage * G::kBStage;
+    }
+
+    // Copy sources of the segment's first tile, advanced by one tile per load_stage (tiles are
+    // loaded strictly in order).
+    const int4* a_src[kAIters];
+    bool a_live[kAIters];
 #pragma unroll
-      for (int it = 0; it < (G::kBStage + kThreads - 1) / kThreads; ++it) {
-        const int i = tid + it * kThreads;
-        if (G::kBStage % kThreads != 0 && i >= G::kBStage) break;
-        const int kr = i / G::kBVecsPerRow;
-        const int v = i % G::kBVecsPerRow;
-        ptx::cp_async_cg_16(b_dst + i, b_tile + (kt * kKBlocks + kr) * b_row_vecs + v, true);
+    for (int it = 0; it < kAIters; ++it) {
+      a_live[it] = a_copies(it) && a_row(it) < rows;
+      const int r = a_live[it] ? a_row(it) : 0;
+      a_src[it] = params.a + static_cast<size_t>(row0 + r) * a_row_vecs +
+                  k_begin * G::kAVecsPerRow + a_vec(it);
+    }
+    const int4* b_src[kBIters];
+#pragma unroll
+    for (int it = 0; it < kBIters; ++it) {
+      const int i = tid + it * kThreads;
+      b_src[it] = params.b + static_cast<size_t>(k_begin * kKBlocks + i / G::kBVecsPerRow) *
+                                 b_row_vecs +
+                  n_tile * G::kBVecsPerRow + i % G::kBVecsPerRow;
+    }
+    const size_t b_tile_step = static_cast<size_t>(kKBlocks) * b_row_vecs;
+    const int4* const s_src = params.scales + n_tile * G::kSStage + tid;
+
+    // Issues the copies of K tile `kt` (the next in order) into pipeline stage `stage`.
+    auto load_stage = [&](int stage, int kt) {
+#pragma unroll
+      for (int it = 0; it < kAIters; ++it) {
+        if (a_live[it]) {
+          const int r = a_row(it);
+          ptx::cp_async_cg_16(
+              sh_a + stage * G::kAStage + r * G::kAVecsPerRow + (a_vec(it) ^ (r % 8)), a_src[it],
+              true);
+        }
+        a_src[it] += G::kAVecsPerRow;
+      }
+#pragma unroll
+      for (int it = 0; it < kBIters; ++it) {
+        ptx::cp_async_cg_16(sh_b + stage * G::kBStage + tid + it * kThreads, b_src[it], true);
+        b_src[it] += b_tile_step;
       }
       if constexpr (kGrouped) {
         if (tid < G::kSStage) {
-          const int group = kt * G::kTileK / params.group_size;
-          ptx::cp_async_cg_16(sh_s + stage * G::kSStage + tid,
-                              params.scales + group * s_row_vecs + n_tile * G::kSStage + tid,
-                              true);
+          const int group = kt * G::kTileK / kGroupSize;
+          ptx::cp_async_cg_16(sh_s + stage * G::kSStage + tid, s_src + group * s_row_vecs, true);
         }
       }
     };
@@ -189,8 +220,8 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
 
     // Multiplies pipeline stage `stage` into acc.
     auto compute_stage = [&](int stage) {
-      const int4* const a_src = sh_a + stage * G::kAStage;
-      const int4* const b_src = sh_b + stage * G::kBStage;
+      const int4* const a_tile = sh_a + stage * G::kAStage;
+      const int4* const b_tile = sh_b + stage * G::kBStage;
       [[maybe_unused]] __half scale[8];  // [n8 fragment of the warp's 64 columns]
       if constexpr (kGrouped) {
         const int4 s = sh_s[stage * G::kSStage + warp_n * 8 + lane / 4];
@@ -204,9 +235,9 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         for (int mb = 0; mb < kMBlocks; ++mb) {
           const int r = mb * 16 + lane % 16;
           const int v = (2 * kr + lane / 16) ^ (r % 8);
-          ptx::ldmatrix_m8n8_x4_b16(a_frag[mb], a_src + r * G::kAVecsPerRow + v);
+          ptx::ldmatrix_m8n8_x4_b16(a_frag[mb], a_tile + r * G::kAVecsPerRow + v);
         }
-        const int4 words = b_src[kr * G::kBVecsPerRow + warp_n * 32 + lane];
+        const int4 words = b_tile[kr * G::kBVecsPerRow + warp_n * 32 + lane];
         const uint32_t word[4] = {static_cast<uint32_t>(words.x), static_cast<uint32_t>(words.y),
                                   static_cast<uint32_t>(words.z), static_cast<uint32_t>(words.w)};
 #pragma unroll
@@ -225,21 +256,26 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
       }
     };
 
-    // Pipeline: stages - 1 tiles in flight before the first multiply; one group per tile.
-    for (int s = 0; s < stages - 1; ++s) {
+    // Pipeline: kStages - 1 tiles in flight before the first multiply; one group per tile.
+    // Tile t lives in stage t % kStages; the loop runs kStages tiles per trip so that the
+    // stage of each tile is a compile-time constant.
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) {
       if (s < n_k) load_stage(s, k_begin + s);
       ptx::cp_async_commit_group();
     }
-    int read_stage = 0;            // stage of tile t
-    int write_stage = stages - 1;  // stage of tile t + stages - 1 (that of tile t - 1)
-    for (int t = 0; t < n_k; ++t) {
-      ptx::cp_async_wait_group_dynamic<kMinStages - 2, kMaxStages - 2>(stages - 2);
-      __syncthreads();  // tile t landed for all threads; the stage of tile t - 1 is free again
-      if (t + stages - 1 < n_k) load_stage(write_stage, k_begin + t + stages - 1);
-      ptx::cp_async_commit_group();
-      compute_stage(read_stage);
-      read_stage = read_stage + 1 == stages ? 0 : read_stage + 1;
-      write_stage = write_stage + 1 == stages ? 0 : write_stage + 1;
+    for (int t0 = 0; t0 < n_k; t0 += kStages) {
+#pragma unroll
+      for (int s = 0; s < kStages; ++s) {
+        const int t = t0 + s;
+        if (t < n_k) {
+          ptx::cp_async_wait_group<kStages - 2>();
+          __syncthreads();  // tile t landed for all threads; tile t - 1's stage is free again
+          if (t + kStages - 1 < n_k) load_stage((s + kStages - 1) % kStages, k_begin + t + kStages - 1);
+          ptx::cp_async_commit_group();
+          compute_stage(s);
+        }
+      }
     }
     ptx::cp_async_wait_group<0>();
     __syncthreads();  // the pipeline's shared memory becomes the reduction tile
@@ -305,39 +341,41 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         __stcg(dst, lo);
         __stcg(dst + 1, hi);
       }
-      __threadfence();  // partial visible device-wide before the arrival below
-      __syncthreads();
+      __syncthreads();  // every thread's partial stores happen before thread 0's release
       if (tid == 0) {
-        const int participants = detail::last_cta(part, slice) - detail::first_cta(part, slice) + 1;
-        const int arrived = atomicAdd(params.counters + slice, 1) + 1;
+        const int first = detail::first_cta(part, slice);
+        const int participants = detail::last_cta(part, slice) - first + 1;
+        int* const counter = params.counters + detail::counter_index(part, slice);
+        __threadfence();  // release: this CTA's partial before its arrival
+        const int arrived = atomicAdd(counter, 1) + 1;
         is_last_arrival = arrived == participants;
-        if (arrived == participants) params.counters[slice] = 0;  // leave the workspace zeroed
+        if (arrived == participants) {
+          *counter = 0;     // leave the counters zeroed for the next call
+          __threadfence();  // acquire: the other participants' partials are visible
+        }
       }
       __syncthreads();
       if (is_last_arrival) {
-        __threadfence();  // acquire: the other participants' partials are visible
         const int first = detail::first_cta(part, slice);
         const int last = detail::last_cta(part, slice);
         for (int i = tid; i < out_vecs; i += kThreads) {
           const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-          const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
-          float4 lo = zero, hi = zero;
+          float4 lo, hi;
+          // Loads only in this loop, so that the unrolled trips' loads are in flight together;
+          // the sum runs in CTA order, the same on every run.
+#pragma unroll 4
           for (int p = first; p <= last; ++p) {
             float4 plo, phi;
-            float4* slot = reinterpret_cast<float4*>(
-                params.partials +
-                static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats +
-                r * G::kTileN + 8 * v);
             if (p == cta) {
               tile_value(r, v, plo, phi);
             } else {
+              const float4* slot = reinterpret_cast<const float4*>(
+                  params.partials +
+                  static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats +
+                  r * G::kTileN + 8 * v);
               plo = __ldcg(slot);
               phi = __ldcg(slot + 1);
             }
-            // Leave the whole workspace zero: a later call of another shape may place its
-            // counters where this call's partials were.
-            __stcg(slot, zero);
-            __stcg(slot + 1, zero);
             lo = p == first ? plo : detail_kernel::add4(lo, plo);
             hi = p == first ? phi : detail_kernel::add4(hi, phi);
           }

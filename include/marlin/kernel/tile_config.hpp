@@ -24,13 +24,18 @@ struct TileConfig {
 inline constexpr int kThreads = 256;
 /// Warps per CTA.
 inline constexpr int kWarps = kThreads / 32;
-/// Shared-memory pipeline depth, chosen per launch from the device's shared memory: at least
-/// kMinStages (loads for tile t+3 fly while tile t computes; fits every sm_80+ device), up to
-/// kMaxStages where shared memory allows, to keep more weight bytes in flight per SM. Whether
-/// the depth pays is a measured question: see bench/NOTES.md.
-inline constexpr int kMinStages = 4;
-/// Deepest pipeline compiled for (cp.async.wait_group takes the depth as an immediate).
-inline constexpr int kMaxStages = 8;
+/// Shared-memory pipeline depth: loads for tile t + kStages - 1 fly while tile t computes.
+/// A compile-time constant, so the main loop unrolls over the stages and every shared-memory
+/// address and cp.async wait is an immediate (bench/NOTES.md: a depth chosen at run time cost
+/// ~10 % through the extra index arithmetic, and deeper pipelines did not pay). Override with
+/// -DMARLIN_PIPELINE_STAGES=n (3..8) only to measure other depths.
+#ifndef MARLIN_PIPELINE_STAGES
+#define MARLIN_PIPELINE_STAGES 4
+#endif
+inline constexpr int kStages = MARLIN_PIPELINE_STAGES;
+static_assert(kStages >= 3 && kStages <= 8, "MARLIN_PIPELINE_STAGES must be within 3..8");
+/// The group size of grouped scales (the only one supported so far).
+inline constexpr int kGroupSize = 128;
 /// Largest m_blocks of one CTA tile; larger M runs as several 64-row problems in one launch.
 inline constexpr int kMaxMBlocks = 4;
 
@@ -47,7 +52,7 @@ inline constexpr int kNumTileConfigs =
 constexpr bool is_valid(TileConfig c) {
   const int warps_n = c.tile_n() / 64;
   return c.tile_n() % 64 == 0 && warps_n >= 1 && kWarps % warps_n == 0 &&
-         c.k_blocks % (kWarps / warps_n) == 0 && 128 % c.tile_k() == 0;
+         c.k_blocks % (kWarps / warps_n) == 0 && kGroupSize % c.tile_k() == 0;
 }
 
 namespace detail {
@@ -68,26 +73,12 @@ constexpr int stage_bytes(TileConfig c, int m_blocks, bool grouped) {
   return a_stage + b_stage + s_stage;
 }
 
-/// Shared memory in bytes that a CTA of `m_blocks` x configuration `c` needs with a pipeline
-/// of `stages` stages (the fp32 reduction tile reuses the pipeline's memory).
-constexpr int smem_bytes(TileConfig c, int m_blocks, bool grouped, int stages) {
-  const int pipe = stages * stage_bytes(c, m_blocks, grouped);
+/// Shared memory in bytes that a CTA of `m_blocks` x configuration `c` needs (kStages
+/// pipeline stages; the fp32 reduction tile reuses the pipeline's memory).
+constexpr int smem_bytes(TileConfig c, int m_blocks, bool grouped) {
+  const int pipe = kStages * stage_bytes(c, m_blocks, grouped);
   const int reduce = 16 * m_blocks * (c.tile_n() + 8) * 4;  // fp32 reduction tile
   return pipe > reduce ? pipe : reduce;
-}
-
-/// Pipeline depth for a CTA of `m_blocks` x `c` when `ctas_per_sm` CTAs share an SM with
-/// `smem_per_sm` bytes of shared memory (`reserved_per_cta` of it taken per CTA by the
-/// system) and one CTA may use at most `smem_per_cta` bytes: the deepest that fits, within
-/// [kMinStages, kMaxStages]; kMinStages even when that does not fit (the launch then reports
-/// the shortage).
-constexpr int select_stages(TileConfig c, int m_blocks, bool grouped, int ctas_per_sm,
-                            int smem_per_sm, int reserved_per_cta, int smem_per_cta) {
-  int budget = smem_per_sm / (ctas_per_sm > 0 ? ctas_per_sm : 1) - reserved_per_cta;
-  if (budget > smem_per_cta) budget = smem_per_cta;
-  int stages = kMaxStages;
-  while (stages > kMinStages && smem_bytes(c, m_blocks, grouped, stages) > budget) --stages;
-  return stages;
 }
 
 }  // namespace marlin

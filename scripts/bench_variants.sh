@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds marlin_bench once per variant (extra compiler flags) and runs the full grid of each,
+# so that variants of a kernel change are compared within one GPU session (cuBLAS runs in
+# every case as the control). Writes <out>/bench_<name>.json and prints each table's head.
+#   scripts/bench_variants.sh <out-dir> name=flags [name=flags ...]
+# e.g. scripts/bench_variants.sh /tmp/out stages4= stages6=-DMARLIN_PIPELINE_STAGES=6
+set -uo pipefail
+out=$1
+shift
+mkdir -p "$out"
+arch=${ARCH:-90}
+for variant in "$@"; do
+  name=${variant%%=*}
+  flags=${variant#*=}
+  build=build/variant-$name
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+    -DMARLIN_BUILD_TESTS=OFF -DMARLIN_BUILD_EXAMPLES=OFF -DCMAKE_CUDA_FLAGS="$flags" \
+    >"$out/configure_$name.log" 2>&1 || { cat "$out/configure_$name.log"; exit 1; }
+  cmake --build "$build" -j 16 --target marlin_bench >"$out/build_$name.log" 2>&1 ||
+    { tail -30 "$out/build_$name.log"; exit 1; }
+  "$build/bench/marlin_bench" --benchmark_out="$out/bench_$name.json" \
+    --benchmark_out_format=json >"$out/run_$name.log" 2>&1 || { tail -20 "$out/run_$name.log"; exit 1; }
+  echo "==== variant $name ($flags)"
+  python3 bench/plot.py "$out/bench_$name.json" --out-dir "$out/plots_$name" | head -40
+done
