@@ -327,6 +327,60 @@ TEST(Reliability, ResultsDoNotDependOnTheNumberOfCtasBeyondRounding) {
   }
 }
 
+// The sm_90 cluster split: every split of a slice's K over a cluster agrees with the reference
+// and with the others within one fp16 ulp, repeats bit for bit, and needs no workspace.
+TEST(Reliability, ClusterSplitsAgreeWithTheReference) {
+  MARLIN_REQUIRE_GPU();
+  if (marlin_test::gpu_major() < 9) GTEST_SKIP() << "cluster splits need sm_90 or newer";
+  for (auto [m, n, k, g] : {std::tuple{1, 4096, 4096, 128}, std::tuple{3, 1024, 4096, 128},
+                            std::tuple{70, 512, 2048, -1}, std::tuple{16, 6144, 4096, -1}}) {
+    GemmProblem p;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 48));
+    const marlin::GemmArgs args = p.args();
+    SCOPED_TRACE(p.describe());
+    marlin::detail::DeviceInfo dev;
+    ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+    marlin::detail::Plan plan;
+    ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(args, dev, plan), Status::kSuccess);
+    if (m == 1) {
+      // the automatic plan takes this path for small layers at batch 1
+      EXPECT_GE(plan.part.split, 2);
+      EXPECT_EQ(plan.workspace_bytes, 0u);
+    }
+    std::vector<float> ref;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+    std::vector<uint16_t> first;
+    const int k_tiles = k / marlin::kTileConfigs[plan.config].tile_k();
+    for (int split : {1, 2, 3, 5, 8}) {
+      if (split > k_tiles) continue;
+      marlin::detail::set_split(args, split, plan);
+      ASSERT_EQ(plan.workspace_bytes, 0u);
+      std::vector<uint16_t> run0;
+      for (int run = 0; run < 2; ++run) {
+        ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
+        ASSERT_EQ(marlin::detail::run_plan(args, plan, nullptr, 0, nullptr), Status::kSuccess);
+        MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+        const auto c = c_of(p);
+        SCOPED_TRACE("split " + std::to_string(split) + " run " + std::to_string(run));
+        MARLIN_EXPECT_CLOSE(p, c, ref);
+        if (first.empty()) {
+          first = c;
+        } else if (run == 0) {
+          for (size_t i = 0; i < c.size(); ++i) {
+            const float x = marlin::half_to_float(c[i]), y = marlin::half_to_float(first[i]);
+            ASSERT_LE(std::fabs(x - y), std::ldexp(std::fabs(y), -10) + 1e-6f) << "element " << i;
+          }
+        }
+        if (run == 0) {
+          run0 = c;
+        } else {
+          EXPECT_EQ(c, run0) << "a cluster split must repeat bit for bit";
+        }
+      }
+    }
+  }
+}
+
 // ---- concurrency ----------------------------------------------------------------------------
 
 TEST(Reliability, ConcurrentStreamsWithOwnWorkspacesAreAllCorrect) {

@@ -170,25 +170,34 @@ TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
 // ---- striped partition --------------------------------------------------------------------
 
 // Walks every CTA's run as the kernel does and checks: each tile is covered exactly once; the
-// participants of a slice are exactly the CTAs from first_cta to last_cta; partial slots are
-// unique per (slice, CTA) and in range; needs_reduction tells whether any slice is shared.
-void check_partition(int k_tiles, int n_tiles, int m_groups, int max_ctas) {
+// participants of a slice are exactly the CTAs from first_cta to last_cta (striped) or the
+// slice's cluster (split); partial slots and counters are unique per (slice, CTA) and in
+// range; needs_reduction tells whether any slice is shared through the workspace.
+void check_partition(const marlin::detail::Partition& p) {
   using namespace marlin::detail;
-  const Partition p = make_partition(k_tiles, n_tiles, m_groups, max_ctas);
-  SCOPED_TRACE("k_tiles=" + std::to_string(k_tiles) + " n_tiles=" + std::to_string(n_tiles) +
-               " m_groups=" + std::to_string(m_groups) + " max_ctas=" + std::to_string(max_ctas));
+  SCOPED_TRACE("k_tiles=" + std::to_string(p.k_tiles) + " n_tiles=" + std::to_string(p.n_tiles) +
+               " m_groups=" + std::to_string(p.m_groups) + " grid=" + std::to_string(p.grid) +
+               " split=" + std::to_string(p.split));
   ASSERT_GE(p.grid, 1);
-  ASSERT_LE(p.grid, max_ctas);
-  ASSERT_GE(static_cast<long>(p.grid) * p.iters, p.total);
-  ASSERT_LT(static_cast<long>(p.grid - 1) * p.iters, p.total) << "an idle CTA was launched";
+  if (p.split == 0) {
+    ASSERT_GE(static_cast<long>(p.grid) * p.iters, p.total);
+    ASSERT_LT(static_cast<long>(p.grid - 1) * p.iters, p.total) << "an idle CTA was launched";
+  } else {
+    ASSERT_EQ(p.grid, p.slices * p.split);
+  }
   std::vector<int> covered(static_cast<size_t>(p.total), 0);
   std::vector<std::set<int>> participants(static_cast<size_t>(p.slices));
   std::set<int> slots_used;
   std::set<int> shared_slices;
   bool shared = false;
   for (int cta = 0; cta < p.grid; ++cta) {
-    const int begin = cta * p.iters;
-    const int end = std::min(begin + p.iters, p.total);
+    int begin = 0, end = 0;
+    cta_run(p, cta, begin, end);
+    ASSERT_LT(begin, end) << "CTA " << cta << " has no tile";
+    if (p.split > 0) {
+      ASSERT_EQ(begin / p.k_tiles, (end - 1) / p.k_tiles) << "a split CTA spans two slices";
+      ASSERT_EQ(begin / p.k_tiles, cta / p.split);
+    }
     for (int idx = begin; idx < end;) {
       const int slice = idx / p.k_tiles;
       const int k_begin = idx - slice * p.k_tiles;
@@ -197,11 +206,13 @@ void check_partition(int k_tiles, int n_tiles, int m_groups, int max_ctas) {
       participants[static_cast<size_t>(slice)].insert(cta);
       if (!(k_begin == 0 && k_end == p.k_tiles)) {
         shared = true;
-        const int slot = partial_slot(p, cta, slice);
-        ASSERT_GE(slot, 0);
-        ASSERT_LT(slot, num_partial_slots(p));
-        ASSERT_TRUE(slots_used.insert(slot).second) << "slot " << slot << " used twice";
-        shared_slices.insert(slice);
+        if (p.split == 0) {  // a cluster split reduces in shared memory: no slots, no counters
+          const int slot = partial_slot(p, cta, slice);
+          ASSERT_GE(slot, 0);
+          ASSERT_LT(slot, num_partial_slots(p));
+          ASSERT_TRUE(slots_used.insert(slot).second) << "slot " << slot << " used twice";
+          shared_slices.insert(slice);
+        }
       }
       idx += k_end - k_begin;
     }
@@ -218,11 +229,13 @@ void check_partition(int k_tiles, int n_tiles, int m_groups, int max_ctas) {
   }
   for (int s = 0; s < p.slices; ++s) {
     const auto& who = participants[static_cast<size_t>(s)];
-    ASSERT_EQ(*who.begin(), first_cta(p, s));
-    ASSERT_EQ(*who.rbegin(), last_cta(p, s));
-    ASSERT_EQ(static_cast<int>(who.size()), last_cta(p, s) - first_cta(p, s) + 1);
+    const int first = p.split > 0 ? s * p.split : first_cta(p, s);
+    const int last = p.split > 0 ? (s + 1) * p.split - 1 : last_cta(p, s);
+    ASSERT_EQ(*who.begin(), first);
+    ASSERT_EQ(*who.rbegin(), last);
+    ASSERT_EQ(static_cast<int>(who.size()), last - first + 1);
   }
-  EXPECT_EQ(needs_reduction(p), shared);
+  EXPECT_EQ(needs_reduction(p), shared && p.split == 0);
 }
 
 TEST(Partition, CoversEveryTileOnceWithUniqueSlots) {
@@ -230,7 +243,13 @@ TEST(Partition, CoversEveryTileOnceWithUniqueSlots) {
     for (int n_tiles : {1, 2, 7, 32, 224}) {
       for (int m_groups : {1, 3}) {
         for (int max_ctas : {1, 2, 5, 132, 264}) {
-          check_partition(k_tiles, n_tiles, m_groups, max_ctas);
+          const auto p = marlin::detail::make_partition(k_tiles, n_tiles, m_groups, max_ctas);
+          ASSERT_LE(p.grid, max_ctas);
+          check_partition(p);
+          if (HasFatalFailure()) return;
+        }
+        for (int split = 1; split <= std::min(k_tiles, 8); ++split) {
+          check_partition(marlin::detail::make_split_partition(k_tiles, n_tiles, m_groups, split));
           if (HasFatalFailure()) return;
         }
       }

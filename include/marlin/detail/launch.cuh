@@ -37,6 +37,9 @@ namespace detail {
 /// bandwidth once two CTAs keep the memory pipeline full.
 inline constexpr int kMaxCtasPerSm = 2;
 
+/// Most CTAs per cluster in a cluster split (the portable cluster size limit).
+inline constexpr int kMaxClusterSplit = 8;
+
 /// What the plan needs to know of the current device.
 struct DeviceInfo {
   int device = 0;
@@ -106,34 +109,75 @@ class PlanCache {
     return Status::kSuccess;
   }
 
-  /// CTAs of `kernel` that fit one SM of `dev` with `smem` bytes of dynamic shared memory
-  /// (raising the kernel's limit to `smem` first), computed on first use; 0 when `smem` and
-  /// the kernel's static shared memory exceed what one block may opt into.
+  /// What the plan needs of one kernel on one device.
+  struct KernelInfo {
+    int ctas_per_sm = 0;     ///< 0 when it does not fit an SM at all
+    int binary_version = 0;  ///< of the machine code that runs, e.g. 90 for sm_90
+  };
+
+  /// `kernel`'s occupancy on one SM of `dev` with `smem` bytes of dynamic shared memory
+  /// (raising the kernel's limit to `smem` first), computed on first use; ctas_per_sm is 0
+  /// when `smem` and the kernel's static shared memory exceed what one block may opt into.
   template <class Kernel>
-  Status ctas_per_sm(const DeviceInfo& dev, Kernel kernel, int smem, int& ctas) {
-    const int device = dev.device;
+  Status kernel_info(const DeviceInfo& dev, Kernel kernel, int smem, KernelInfo& info) {
     const void* key = reinterpret_cast<const void*>(kernel);
     const std::lock_guard<std::mutex> lock(mutex_);
     for (const KernelEntry& e : kernels_) {
-      if (e.device == device && e.kernel == key && e.smem == smem) {
-        ctas = e.ctas;
+      if (e.device == dev.device && e.kernel == key && e.smem == smem && e.cluster == 0) {
+        info = e.info;
         return Status::kSuccess;
       }
     }
     cudaFuncAttributes attrs{};
     cudaError_t err = cudaFuncGetAttributes(&attrs, kernel);
-    ctas = 0;
+    info = KernelInfo{};
     if (err == cudaSuccess && smem + static_cast<int>(attrs.sharedSizeBytes) <= dev.smem_optin) {
+      info.binary_version = attrs.binaryVersion;
       err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
       if (err == cudaSuccess) {
-        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, kThreads, smem);
+        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&info.ctas_per_sm, kernel, kThreads,
+                                                            smem);
       }
     }
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
       return status_from(err);
     }
-    kernels_.push_back(KernelEntry{device, key, smem, ctas});
+    kernels_.push_back(KernelEntry{dev.device, key, smem, 0, info, 0});
+    return Status::kSuccess;
+  }
+
+  /// How many clusters of `cluster` CTAs of `kernel` (shared-memory limit already raised by
+  /// kernel_info) can be resident on `dev` at once; computed on first use.
+  template <class Kernel>
+  Status active_clusters(const DeviceInfo& dev, Kernel kernel, int smem, int cluster,
+                         int& clusters) {
+    const void* key = reinterpret_cast<const void*>(kernel);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (const KernelEntry& e : kernels_) {
+      if (e.device == dev.device && e.kernel == key && e.smem == smem && e.cluster == cluster) {
+        clusters = e.clusters;
+        return Status::kSuccess;
+      }
+    }
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(static_cast<unsigned>(cluster), 1, 1);
+    config.blockDim = dim3(kThreads, 1, 1);
+    config.dynamicSmemBytes = static_cast<std::size_t>(smem);
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = static_cast<unsigned>(cluster);
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    clusters = 0;
+    if (const cudaError_t err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+        err != cudaSuccess) {
+      (void)cudaGetLastError();
+      return status_from(err);
+    }
+    kernels_.push_back(KernelEntry{dev.device, key, smem, cluster, KernelInfo{}, clusters});
     return Status::kSuccess;
   }
 
@@ -142,7 +186,9 @@ class PlanCache {
     int device;
     const void* kernel;
     int smem;
-    int ctas;
+    int cluster;  ///< 0: a kernel_info entry; else an active_clusters entry
+    KernelInfo info;
+    int clusters;
   };
   std::mutex mutex_;
   std::vector<DeviceInfo> devices_;
@@ -249,6 +295,17 @@ inline void set_partition(const GemmArgs& args, int max_ctas, Plan& plan) {
   }
 }
 
+/// Gives `plan` (config and m_blocks chosen) the cluster-split partition with `split` CTAs
+/// per slice (1 <= split <= min(kMaxClusterSplit, k tiles)); it needs no workspace. The kernel
+/// must run sm_90 machine code.
+inline void set_split(const GemmArgs& args, int split, Plan& plan) {
+  const TileConfig tile = kTileConfigs[plan.config];
+  plan.part = make_split_partition(args.k / tile.tile_k(), args.n / tile.tile_n(),
+                                   m_groups_for(args.m, plan.m_blocks), split);
+  plan.counters_bytes = 0;
+  plan.workspace_bytes = 0;
+}
+
 /// Plans a valid, non-empty problem (check_args passed, m > 0) on device `dev`.
 template <class Config>
 Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
@@ -267,15 +324,41 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
 
   // Raises the kernel's shared-memory limit (once per device and kernel: the value is fixed,
   // so calls from several host threads never race on it) and reads its occupancy.
-  int ctas_per_sm = 0;
-  if (const Status st =
-          PlanCache::instance().ctas_per_sm(dev, plan.kernel, plan.smem, ctas_per_sm);
+  PlanCache& cache = PlanCache::instance();
+  PlanCache::KernelInfo info;
+  if (const Status st = cache.kernel_info(dev, plan.kernel, plan.smem, info);
       st != Status::kSuccess) {
     return st;
   }
-  if (ctas_per_sm < 1) return Status::kErrorInsufficientSharedMemory;
-  if (ctas_per_sm > kMaxCtasPerSm) ctas_per_sm = kMaxCtasPerSm;
-  set_partition(args, ctas_per_sm * dev.sm_count, plan);
+  if (info.ctas_per_sm < 1) return Status::kErrorInsufficientSharedMemory;
+  const int ctas_per_sm = info.ctas_per_sm < kMaxCtasPerSm ? info.ctas_per_sm : kMaxCtasPerSm;
+  const int capacity = ctas_per_sm * dev.sm_count;
+
+  // Fewer slices than resident CTAs (small layers, small batches): on sm_90 split each slice's
+  // K over a cluster of CTAs that reduces in shared memory, rather than over striped runs
+  // that reduce through the workspace (bench/NOTES.md: the global reduction and the CTAs
+  // whose runs span two slices cost several µs). The split is the largest that keeps every
+  // cluster resident at once.
+  if (dev.cc_major >= 9 && info.binary_version >= 90) {
+    const int k_tiles = args.k / tile.tile_k();
+    const int slices = (args.n / tile.tile_n()) * m_groups_for(args.m, plan.m_blocks);
+    int split = capacity / slices;
+    if (split > kMaxClusterSplit) split = kMaxClusterSplit;
+    if (split > k_tiles) split = k_tiles;
+    for (; split >= 2; --split) {
+      int clusters = 0;
+      if (const Status st = cache.active_clusters(dev, plan.kernel, plan.smem, split, clusters);
+          st != Status::kSuccess) {
+        return st;
+      }
+      if (clusters >= slices) break;  // every cluster resident at once
+    }
+    if (split >= 2) {
+      set_split(args, split, plan);
+      return Status::kSuccess;
+    }
+  }
+  set_partition(args, capacity, plan);
   return Status::kSuccess;
 }
 
@@ -302,6 +385,26 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
     params.counters = static_cast<int*>(workspace);
     params.partials =
         reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.counters_bytes);
+  }
+  if (plan.part.split > 0) {
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(static_cast<unsigned>(plan.part.grid), 1, 1);
+    config.blockDim = dim3(kThreads, 1, 1);
+    config.dynamicSmemBytes = static_cast<std::size_t>(plan.smem);
+    config.stream = stream;
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = static_cast<unsigned>(plan.part.split);
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    if (const cudaError_t err = cudaLaunchKernelEx(&config, plan.kernel, params);
+        err != cudaSuccess) {
+      (void)cudaGetLastError();
+      return status_from(err);
+    }
+    return Status::kSuccess;
   }
   plan.kernel<<<plan.part.grid, kThreads, plan.smem, stream>>>(params);
   return status_from(cudaGetLastError());

@@ -30,8 +30,12 @@ struct Partition {
   int m_groups = 0;  ///< 64-row groups of M (1 when M <= 64)
   int slices = 0;    ///< n_tiles * m_groups
   int total = 0;     ///< slices * k_tiles
-  int iters = 0;     ///< tiles per CTA (the last CTA may get fewer)
+  int iters = 0;     ///< tiles per CTA (the last CTA may get fewer); striped runs only
   int grid = 0;      ///< CTAs launched; every CTA gets at least one tile
+  /// 0: striped runs (above). S >= 1: cluster split, sm_90+ only: S CTAs, one cluster, per
+  /// slice; CTA b works on slice b / S, K tiles [r k_tiles / S, (r + 1) k_tiles / S) for its
+  /// rank r = b % S, and the cluster sums its partials through distributed shared memory.
+  int split = 0;
 };
 
 /// Splits `k_tiles x n_tiles x m_groups` tiles over at most `max_ctas` CTAs (itself at most
@@ -47,6 +51,35 @@ constexpr Partition make_partition(int k_tiles, int n_tiles, int m_groups, int m
   p.iters = (p.total + ctas - 1) / ctas;
   p.grid = (p.total + p.iters - 1) / p.iters;
   return p;
+}
+
+/// The cluster-split partition: `split` CTAs per slice (1 <= split <= k_tiles), slices * split
+/// CTAs in all. Needs no workspace. Preconditions: all arguments >= 1.
+constexpr Partition make_split_partition(int k_tiles, int n_tiles, int m_groups, int split) {
+  Partition p;
+  p.k_tiles = k_tiles;
+  p.n_tiles = n_tiles;
+  p.m_groups = m_groups;
+  p.slices = n_tiles * m_groups;
+  p.total = p.slices * k_tiles;
+  p.iters = 0;
+  p.grid = p.slices * split;
+  p.split = split;
+  return p;
+}
+
+/// The K tiles [*begin, *end) of the whole index space that CTA `cta` works on: its striped
+/// run, or in a cluster split its rank's share of its slice.
+MARLIN_HOST_DEVICE constexpr void cta_run(const Partition& p, int cta, int& begin, int& end) {
+  if (p.split > 0) {
+    const int slice = cta / p.split;
+    const int rank = cta % p.split;
+    begin = slice * p.k_tiles + rank * p.k_tiles / p.split;
+    end = slice * p.k_tiles + (rank + 1) * p.k_tiles / p.split;
+  } else {
+    begin = cta * p.iters;
+    end = begin + p.iters < p.total ? begin + p.iters : p.total;
+  }
 }
 
 /// First CTA whose run touches `slice`.
@@ -77,6 +110,7 @@ constexpr int num_partial_slots(const Partition& p) { return 2 * p.grid; }
 
 /// Whether any slice is shared by more than one CTA (only then is a workspace needed).
 constexpr bool needs_reduction(const Partition& p) {
+  if (p.split > 0) return false;  // the cluster reduces in shared memory
   // A run boundary falls strictly inside a slice unless every boundary is a slice boundary.
   return p.grid > 1 && p.iters % p.k_tiles != 0;
 }

@@ -10,8 +10,10 @@
 //     A fragments with ldmatrix.x4 from an XOR-swizzled tile, dequantizes its lane's 16 bytes
 //     of B in registers (dequant.cuh) and issues mma.sync m16n8k16 into fp32 accumulators;
 //  3. the warps that split K reduce in shared memory in a fixed order;
-//  4. a CTA that owns the whole slice writes C; otherwise it stores an fp32 partial and the
-//     last CTA to arrive on the slice sums all partials in CTA order and writes C.
+//  4. a CTA that owns the whole slice writes C. Otherwise, in a cluster split (sm_90), the
+//     slice's CTAs form one cluster and sum each other's reduction tiles through distributed
+//     shared memory; in striped runs a CTA stores an fp32 partial to the workspace and the last
+//     CTA to arrive on the slice sums all partials in CTA order and writes C.
 // Per-channel scales are applied once, to the fp32 result; grouped scales in dequantization.
 #pragma once
 
@@ -21,6 +23,7 @@
 
 #include "../dequant.cuh"
 #include "../detail/partition.hpp"
+#include "../ptx/cluster.cuh"
 #include "../ptx/cp_async.cuh"
 #include "../ptx/ldmatrix.cuh"
 #include "../ptx/mma.cuh"
@@ -138,8 +141,8 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
   auto a_vec = [&](int it) { return (tid + it * kThreads) % G::kAVecsPerRow; };
 
   const int cta = static_cast<int>(blockIdx.x);
-  const int run_begin = cta * part.iters;
-  const int run_end = min(run_begin + part.iters, part.total);
+  int run_begin = 0, run_end = 0;
+  detail::cta_run(part, cta, run_begin, run_end);
 
   for (int idx = run_begin; idx < run_end;) {
     const int slice = idx / part.k_tiles;
@@ -329,6 +332,28 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         tile_value(r, v, lo, hi);
         store_c(r, v, lo, hi);
       }
+    } else if (part.split > 0) {
+      // Cluster split: the CTAs of the slice are one cluster. Once every reduction tile is
+      // complete, rank r sums its share of the output vectors over all ranks' tiles, in rank
+      // order (the same on every run), reading them through distributed shared memory.
+      ptx::cluster_sync();
+      const int ranks = part.split;
+      const int rank = cta % ranks;
+      for (int i = tid + rank * kThreads; i < out_vecs; i += ranks * kThreads) {
+        const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
+        const float* const mine = sh_red + r * G::kRedStride + 8 * v;
+        float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
+#pragma unroll 8
+        for (int p = 0; p < ranks; ++p) {
+          const uint32_t addr = ptx::map_shared_rank(mine, p);
+          const float4 plo = ptx::ld_shared_cluster_f32x4(addr);
+          const float4 phi = ptx::ld_shared_cluster_f32x4(addr + 16);
+          lo = p == 0 ? plo : detail_kernel::add4(lo, plo);
+          hi = p == 0 ? phi : detail_kernel::add4(hi, phi);
+        }
+        store_c(r, v, lo, hi);
+      }
+      ptx::cluster_sync();  // no CTA leaves while another still reads its shared memory
     } else {
       constexpr int kSlotFloats = G::kTileM * G::kTileN;
       float* const mine = params.partials +
@@ -360,10 +385,10 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         const int last = detail::last_cta(part, slice);
         for (int i = tid; i < out_vecs; i += kThreads) {
           const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-          float4 lo, hi;
+          float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
           // Loads only in this loop, so that the unrolled trips' loads are in flight together;
           // the sum runs in CTA order, the same on every run.
-#pragma unroll 4
+#pragma unroll 8
           for (int p = first; p <= last; ++p) {
             float4 plo, phi;
             if (p == cta) {

@@ -8,6 +8,10 @@
 #define MARLIN_SM80_ENABLED 1
 #endif
 
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+#define MARLIN_SM90_ENABLED 1
+#endif
+
 #if defined(__CUDA_ARCH__) && !defined(MARLIN_SM80_ENABLED)
 #define MARLIN_UNSUPPORTED_ARCH() __trap()
 #else

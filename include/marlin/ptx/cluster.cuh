@@ -1,0 +1,56 @@
+// Thread-block clusters (sm_90+): the cluster barrier and reads of another CTA's shared
+// memory (distributed shared memory). Compiled to a trap below sm_90; the host launches
+// clusters only for kernels whose binary is sm_90 or newer.
+#pragma once
+
+#include <cstdint>
+
+#include "arch.cuh"
+
+namespace marlin::ptx {
+
+/// Barrier over all threads of the cluster: shared-memory writes of every CTA before it are
+/// visible to every CTA after it (arrive has release, wait has acquire semantics).
+__device__ __forceinline__ void cluster_sync() {
+#if defined(MARLIN_SM90_ENABLED)
+  asm volatile(
+      "barrier.cluster.arrive.release.aligned;\n"
+      "barrier.cluster.wait.acquire.aligned;\n" ::
+          : "memory");
+#else
+  __trap();
+#endif
+}
+
+/// The address, in the cluster's shared window, of `smem` (this CTA's shared memory) as it
+/// lies in the CTA of cluster rank `rank`.
+__device__ __forceinline__ uint32_t map_shared_rank(const void* smem, int rank) {
+#if defined(MARLIN_SM90_ENABLED)
+  const auto local = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
+  return remote;
+#else
+  (void)smem; (void)rank;
+  __trap();
+  return 0;
+#endif
+}
+
+/// Loads 16 bytes (4 floats) from a cluster shared-memory address (map_shared_rank).
+__device__ __forceinline__ float4 ld_shared_cluster_f32x4(uint32_t addr) {
+  float4 v;
+#if defined(MARLIN_SM90_ENABLED)
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(addr)
+               : "memory");
+#else
+  (void)addr;
+  v = make_float4(0.f, 0.f, 0.f, 0.f);
+  __trap();
+#endif
+  return v;
+}
+
+}  // namespace marlin::ptx
