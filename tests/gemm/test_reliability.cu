@@ -29,8 +29,10 @@ using marlin_test::zeroed;
 
 TEST(Reliability, EveryBadInputIsAnsweredBeforeLaunchAndTouchesNothing) {
   MARLIN_REQUIRE_GPU();
+  const marlin_test::Dims d = marlin_test::workspace_dims();
+  ASSERT_GT(d.m, 0) << "no candidate shape uses the workspace on this device";
   GemmProblem p;
-  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, 8, 4096, 4096, 128, 21, false));
+  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, d.m, d.n, d.k, d.g, 21, false));
   const size_t need = marlin::workspace_bytes(p.args());
   ASSERT_GT(need, 0u);
   DeviceBuffer ws = zeroed(need + 64);
@@ -318,17 +320,19 @@ TEST(Reliability, ResultsDoNotDependOnTheNumberOfCtasBeyondRounding) {
         first = c;
         continue;
       }
-      // Different splits only reorder fp32 sums: outputs differ by at most one fp16 ulp.
+      // Different splits only reorder fp32 sums: outputs differ by at most one fp16 ulp, or
+      // near zero (cancellation) by a rounding of the sums' size.
+      const float tol = static_cast<float>(std::ldexp(marlin_test::rms(ref), -12));
       for (size_t i = 0; i < c.size(); ++i) {
         const float x = marlin::half_to_float(c[i]), y = marlin::half_to_float(first[i]);
-        ASSERT_LE(std::fabs(x - y), std::ldexp(std::fabs(y), -10) + 1e-6f) << "element " << i;
+        ASSERT_LE(std::fabs(x - y), std::ldexp(std::fabs(y), -10) + tol) << "element " << i;
       }
     }
   }
 }
 
 // The sm_90 cluster split: every split of a slice's K over a cluster agrees with the reference
-// and with the others within one fp16 ulp, repeats bit for bit, and needs no workspace.
+// and with the others within rounding, repeats bit for bit, and needs no workspace.
 TEST(Reliability, ClusterSplitsAgreeWithTheReference) {
   MARLIN_REQUIRE_GPU();
   if (marlin_test::gpu_major() < 9) GTEST_SKIP() << "cluster splits need sm_90 or newer";
@@ -366,9 +370,10 @@ TEST(Reliability, ClusterSplitsAgreeWithTheReference) {
         if (first.empty()) {
           first = c;
         } else if (run == 0) {
+          const float tol = static_cast<float>(std::ldexp(marlin_test::rms(ref), -12));
           for (size_t i = 0; i < c.size(); ++i) {
             const float x = marlin::half_to_float(c[i]), y = marlin::half_to_float(first[i]);
-            ASSERT_LE(std::fabs(x - y), std::ldexp(std::fabs(y), -10) + 1e-6f) << "element " << i;
+            ASSERT_LE(std::fabs(x - y), std::ldexp(std::fabs(y), -10) + tol) << "element " << i;
           }
         }
         if (run == 0) {
@@ -468,8 +473,12 @@ TEST(Reliability, GemmCompletesWhileAnotherKernelOccupiesMostSms) {
   const int busy = sms - 4;  // leave 4 SMs to marlin
   MARLIN_TEST_CUDA(cudaFuncSetAttribute(occupy_sm, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         optin));
-  GemmProblem p;  // a launch of many CTAs that reduce across CTAs
-  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, 16, 8192, 8192, 128, 80));
+  // A launch of many CTAs that reduce across CTAs through the workspace. (A cluster split
+  // waits for room for a whole cluster in one GPC, which 4 free SMs need not offer.)
+  const marlin_test::Dims d = marlin_test::workspace_dims();
+  ASSERT_GT(d.m, 0) << "no candidate shape uses the workspace on this device";
+  GemmProblem p;
+  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, d.m, d.n, d.k, d.g, 80));
   ASSERT_GT(marlin::workspace_bytes(p.args()), 0u);
   DeviceBuffer ws = zeroed(marlin::workspace_bytes(p.args()));
   DeviceBuffer done = zeroed(sizeof(int));

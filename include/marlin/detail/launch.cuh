@@ -40,6 +40,13 @@ inline constexpr int kMaxCtasPerSm = 2;
 /// Most CTAs per cluster in a cluster split (the portable cluster size limit).
 inline constexpr int kMaxClusterSplit = 8;
 
+/// Whether plans may use the sm_90 cluster split (make_plan). Build with
+/// -DMARLIN_CLUSTER_SPLIT=0 only to measure the striped partition alone (bench/NOTES.md).
+#ifndef MARLIN_CLUSTER_SPLIT
+#define MARLIN_CLUSTER_SPLIT 1
+#endif
+inline constexpr bool kClusterSplit = MARLIN_CLUSTER_SPLIT != 0;
+
 /// What the plan needs to know of the current device.
 struct DeviceInfo {
   int device = 0;
@@ -339,7 +346,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   // that reduce through the workspace (bench/NOTES.md: the global reduction and the CTAs
   // whose runs span two slices cost several µs). The split is the largest that keeps every
   // cluster resident at once.
-  if (dev.cc_major >= 9 && info.binary_version >= 90) {
+  if (kClusterSplit && dev.cc_major >= 9 && info.binary_version >= 90) {
     const int k_tiles = args.k / tile.tile_k();
     const int slices = (args.n / tile.tile_n()) * m_groups_for(args.m, plan.m_blocks);
     int split = capacity / slices;
