@@ -21,5 +21,6 @@ for variant in "$@"; do
   "$build/bench/marlin_bench" --benchmark_out="$out/bench_$name.json" \
     --benchmark_out_format=json >"$out/run_$name.log" 2>&1 || { tail -20 "$out/run_$name.log"; exit 1; }
   echo "==== variant $name ($flags)"
-  python3 bench/plot.py "$out/bench_$name.json" --out-dir "$out/plots_$name" | head -40
+  python3 bench/plot.py "$out/bench_$name.json" --out-dir "$out/plots_$name" >"$out/table_$name.md" 2>&1
+  head -40 "$out/table_$name.md"
 done

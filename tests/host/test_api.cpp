@@ -167,6 +167,29 @@ TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
   static_assert(2 * marlin::smem_bytes(marlin::kTileConfigs[0], 1, true) <= 100 * 1024);
 }
 
+TEST(Heuristics, ClusterSplitOnlyWhereItMeasuredFaster) {
+  using marlin::detail::select_split;
+  // H200 decode (2 CTAs per SM, 132 SMs): 32 slices of 4096 x 4096 split 8 ways; 64 slices of
+  // 8192 x 8192 (4 ways) and 128 of 16384 x 16384 (2 ways) stay striped.
+  static_assert(select_split(32, 32, 2, 132, 8) == 8);
+  static_assert(select_split(48, 32, 2, 132, 8) == 5);
+  static_assert(select_split(64, 64, 2, 132, 8) == 0);
+  static_assert(select_split(128, 128, 2, 132, 8) == 0);
+  // One CTA per SM (M > 16): any split of 2 or more.
+  static_assert(select_split(64, 256, 1, 132, 8) == 2);
+  static_assert(select_split(16, 64, 1, 132, 8) == 8);
+  // Never more CTAs per slice than K tiles or than the cluster limit; none for many slices.
+  static_assert(select_split(1, 3, 1, 132, 8) == 3);
+  static_assert(select_split(1, 64, 2, 132, 8) == 8);
+  static_assert(select_split(200, 64, 1, 132, 8) == 0);
+  for (int slices = 1; slices <= 300; ++slices) {
+    for (int ctas : {1, 2}) {
+      const int split = select_split(slices, 16, ctas, 132, 8);
+      EXPECT_TRUE(split == 0 || (split >= 2 && split <= 8 && slices * split <= ctas * 132));
+    }
+  }
+}
+
 // ---- striped partition --------------------------------------------------------------------
 
 // Walks every CTA's run as the kernel does and checks: each tile is covered exactly once; the

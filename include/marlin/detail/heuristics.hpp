@@ -29,4 +29,19 @@ constexpr int select_tile_config(int m, int n) {
   return 2;
 }
 
+/// Cluster split (CTAs per slice, 0 for striped runs) to try first for `slices` slices of
+/// `k_tiles` K tiles when `ctas_per_sm` CTAs fit each of `sm_count` SMs, at most `max_split`
+/// CTAs per cluster. Measured on the H200 (bench/NOTES.md, change 3): the split pays at one CTA
+/// per SM, and at two CTAs per SM only when the striped runs would share each slice among 5
+/// or more CTAs; with 2-4 CTAs per slice the striped runs were faster by 3-16 %.
+constexpr int select_split(int slices, int k_tiles, int ctas_per_sm, int sm_count,
+                           int max_split) {
+  int split = slices > 0 ? ctas_per_sm * sm_count / slices : 0;
+  if (split > max_split) split = max_split;
+  if (split > k_tiles) split = k_tiles;
+  if (split < 2) return 0;
+  if (ctas_per_sm >= 2 && split < 5) return 0;
+  return split;
+}
+
 }  // namespace marlin::detail

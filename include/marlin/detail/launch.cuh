@@ -341,17 +341,14 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   const int ctas_per_sm = info.ctas_per_sm < kMaxCtasPerSm ? info.ctas_per_sm : kMaxCtasPerSm;
   const int capacity = ctas_per_sm * dev.sm_count;
 
-  // Fewer slices than resident CTAs (small layers, small batches): on sm_90 split each slice's
-  // K over a cluster of CTAs that reduces in shared memory, rather than over striped runs
-  // that reduce through the workspace (bench/NOTES.md: the global reduction and the CTAs
-  // whose runs span two slices cost several µs). The split is the largest that keeps every
-  // cluster resident at once.
+  // Far fewer slices than resident CTAs (small layers, small batches): on sm_90 split each
+  // slice's K over a cluster of CTAs that reduces in shared memory, rather than over striped
+  // runs that reduce through the workspace (select_split says when; bench/NOTES.md). The
+  // split is the largest that keeps every cluster resident at once.
   if (kClusterSplit && dev.cc_major >= 9 && info.binary_version >= 90) {
     const int k_tiles = args.k / tile.tile_k();
     const int slices = (args.n / tile.tile_n()) * m_groups_for(args.m, plan.m_blocks);
-    int split = capacity / slices;
-    if (split > kMaxClusterSplit) split = kMaxClusterSplit;
-    if (split > k_tiles) split = k_tiles;
+    int split = select_split(slices, k_tiles, ctas_per_sm, dev.sm_count, kMaxClusterSplit);
     for (; split >= 2; --split) {
       int clusters = 0;
       if (const Status st = cache.active_clusters(dev, plan.kernel, plan.smem, split, clusters);
