@@ -8,7 +8,7 @@ set -uo pipefail
 out=$1
 shift
 mkdir -p "$out"
-arch=${ARCH:-90}
+arch=${ARCH:-90a}
 for variant in "$@"; do
   name=${variant%%=*}
   flags=${variant#*=}

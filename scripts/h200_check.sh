@@ -5,7 +5,7 @@
 # (JSON + markdown table). Results go to $OUT (or ./h200-out; at most 8 files, as the device tool returns); a summary prints last.
 #   scripts/h200_check.sh [arch]
 set -uo pipefail
-arch=${1:-90}
+arch=${1:-90a}
 out=${OUT:-$PWD/h200-out}
 mkdir -p "$out"
 build=build/h200

@@ -3,8 +3,9 @@
 # reported error. Usage: tests/sanitize.sh <path-to-gemm_once> [tool ...]
 #   tools default to: memcheck racecheck synccheck initcheck
 # Shapes: decode (M = 1), one full 16-row tile, odd M across several 64-row groups, large M
-# (600: ten 64-row groups), both scale modes, a layer-sized K = N = 8192 (group 128) and small
-# shapes that split one slice over many CTAs.
+# (600: ten 64-row groups), both scale modes, a layer-sized K = N = 8192 (group 128), small
+# shapes that split one slice over many CTAs, and (sm_90a builds on an sm_90 GPU) the warpgroup
+# kernel: M >= 128 with N a multiple of 256 (130, 200, 600).
 set -euo pipefail
 bin=${1:?usage: sanitize.sh <gemm_once> [tool ...]}
 shift
@@ -19,6 +20,7 @@ shapes=(
   "65 192 2048 -1"
   "130 512 512 128"
   "600 1024 1024 128"
+  "200 768 2048 -1"
 )
 fail=0
 for tool in "${tools[@]}"; do

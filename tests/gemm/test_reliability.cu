@@ -386,6 +386,56 @@ TEST(Reliability, ClusterSplitsAgreeWithTheReference) {
   }
 }
 
+// The sm_90a warpgroup kernel (large M): the automatic plan takes it where the device runs
+// sm_90a code, and every partition of it (striped over any CTA count, cluster splits) agrees
+// with the reference.
+TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
+  MARLIN_REQUIRE_GPU();
+  marlin::detail::DeviceInfo dev;
+  ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+  if (!dev.wgmma) GTEST_SKIP() << "the warpgroup kernel needs sm_90a code on an sm_90 GPU";
+  for (auto [m, n, k, g] : {std::tuple{128, 256, 128, 128}, std::tuple{200, 512, 1024, -1},
+                            std::tuple{1000, 768, 2048, 128}, std::tuple{256, 4096, 4096, 128},
+                            std::tuple{130, 1024, 4096, -1}}) {
+    GemmProblem p;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 49));
+    const marlin::GemmArgs args = p.args();
+    SCOPED_TRACE(p.describe());
+    marlin::detail::Plan plan;
+    ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(args, dev, plan), Status::kSuccess);
+    ASSERT_EQ(plan.m_blocks, marlin::kWgmmaMBlocks) << "the plan should take the wgmma kernel";
+    std::vector<float> ref;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+    // The automatic plan through the public entry point first.
+    DeviceBuffer auto_ws = zeroed(marlin::workspace_bytes(args));
+    ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
+    ASSERT_EQ(marlin::gemm<>(args, auto_ws.get(), auto_ws.bytes(), nullptr), Status::kSuccess);
+    MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+    MARLIN_EXPECT_CLOSE(p, c_of(p), ref);
+    const int k_tiles = k / marlin::kWgmmaTileK;
+    for (int max_ctas : {1, 3, 7, 50, 1000}) {
+      marlin::detail::set_partition(args, max_ctas, plan);
+      DeviceBuffer ws = zeroed(plan.workspace_bytes);
+      ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
+      ASSERT_EQ(marlin::detail::run_plan(args, plan, ws.get(), ws.bytes(), nullptr),
+                Status::kSuccess);
+      MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+      SCOPED_TRACE("max_ctas " + std::to_string(max_ctas));
+      MARLIN_EXPECT_CLOSE(p, c_of(p), ref);
+      EXPECT_EQ(marlin_test::nonzero_counters(ws.get(), ws.bytes()), 0u);
+    }
+    for (int split : {2, 4}) {
+      if (split > k_tiles) continue;
+      marlin::detail::set_split(args, split, plan);
+      ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
+      ASSERT_EQ(marlin::detail::run_plan(args, plan, nullptr, 0, nullptr), Status::kSuccess);
+      MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+      SCOPED_TRACE("split " + std::to_string(split));
+      MARLIN_EXPECT_CLOSE(p, c_of(p), ref);
+    }
+  }
+}
+
 // ---- concurrency ----------------------------------------------------------------------------
 
 TEST(Reliability, ConcurrentStreamsWithOwnWorkspacesAreAllCorrect) {

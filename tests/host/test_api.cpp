@@ -167,6 +167,18 @@ TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
   static_assert(2 * marlin::smem_bytes(marlin::kTileConfigs[0], 1, true) <= 100 * 1024);
 }
 
+TEST(Heuristics, WarpgroupKernelForFullTilesOfLargeM) {
+  using marlin::detail::use_wgmma;
+  static_assert(use_wgmma(128, 256) && use_wgmma(4096, 57344));
+  static_assert(!use_wgmma(127, 4096));  // fewer rows than one 128-row tile
+  static_assert(!use_wgmma(512, 192));   // N not a multiple of 256
+  // Its pipeline and reduction tile fit an sm_90 block (227 KB), one CTA per SM.
+  static_assert(marlin::smem_bytes(marlin::kTileConfigs[marlin::kWgmmaConfig],
+                                   marlin::kWgmmaMBlocks, true) <= 227 * 1024);
+  static_assert(marlin::smem_bytes(marlin::kTileConfigs[marlin::kWgmmaConfig],
+                                   marlin::kWgmmaMBlocks, false) <= 227 * 1024);
+}
+
 TEST(Heuristics, ClusterSplitOnlyWhereItMeasuredFaster) {
   using marlin::detail::select_split;
   // H200 decode (2 CTAs per SM, 132 SMs): 32 slices of 4096 x 4096 split 8 ways; 64 slices of

@@ -29,6 +29,13 @@ constexpr int select_tile_config(int m, int n) {
   return 2;
 }
 
+/// Fewest rows of A for which the sm_90 warpgroup kernel is used (one full 128-row tile).
+inline constexpr int kWgmmaMinRows = 128;
+
+/// Whether a problem of `m` rows and `n` columns runs on the sm_90 warpgroup kernel (where
+/// the device and the binary allow): enough rows for its 128-row tile, N a multiple of 256.
+constexpr bool use_wgmma(int m, int n) { return m >= kWgmmaMinRows && n % kWgmmaTileN == 0; }
+
 /// Cluster split (CTAs per slice, 0 for striped runs) to try first for `slices` slices of
 /// `k_tiles` K tiles when `ctas_per_sm` CTAs fit each of `sm_count` SMs, at most `max_split`
 /// CTAs per cluster. Measured on the H200 (bench/NOTES.md, change 3): the split pays at one CTA

@@ -47,6 +47,13 @@ inline constexpr int kMaxClusterSplit = 8;
 #endif
 inline constexpr bool kClusterSplit = MARLIN_CLUSTER_SPLIT != 0;
 
+/// Whether plans may use the sm_90 warpgroup kernel for large M (make_plan). Build with
+/// -DMARLIN_WGMMA=0 only to measure the mma.sync kernel alone (bench/NOTES.md).
+#ifndef MARLIN_WGMMA
+#define MARLIN_WGMMA 1
+#endif
+inline constexpr bool kWgmmaPath = MARLIN_WGMMA != 0;
+
 /// What the plan needs to know of the current device.
 struct DeviceInfo {
   int device = 0;
@@ -55,7 +62,23 @@ struct DeviceInfo {
   int smem_optin = 0;     ///< opt-in shared memory per block, bytes
   int smem_per_sm = 0;    ///< shared memory per SM, bytes
   int smem_reserved = 0;  ///< shared memory the system reserves per block, bytes
+  bool wgmma = false;     ///< the code that runs on it is sm_90a (has the warpgroup kernel)
 };
+
+/// Probe for sm_90a code: its static shared memory is nonzero only in the sm_90a image, so
+/// cudaFuncGetAttributes tells, without a launch, whether the image that runs on the current
+/// device has the wgmma instructions. Never launched. (A template: header-only, no ODR clash.)
+template <int kUnused = 0>
+__global__ void wgmma_probe_kernel(int* out) {
+#if defined(MARLIN_SM90A_ENABLED)
+  __shared__ int marker[32];
+  marker[threadIdx.x % 32] = 1;
+  __syncthreads();
+  *out = marker[0];
+#else
+  (void)out;
+#endif
+}
 
 /// Maps a CUDA error met while preparing or launching to a Status.
 inline Status status_from(cudaError_t err) {
@@ -86,6 +109,16 @@ inline Status read_device(int device, DeviceInfo& info) {
                                     device)) != cudaSuccess) {
     (void)cudaGetLastError();
     return status_from(err);
+  }
+  // Only an sm_90 device can run the sm_90a image (the current device is `device` here).
+  info.wgmma = false;
+  if (info.cc_major == 9) {
+    cudaFuncAttributes attrs{};
+    if ((err = cudaFuncGetAttributes(&attrs, wgmma_probe_kernel<>)) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return status_from(err);
+    }
+    info.wgmma = attrs.sharedSizeBytes > 0;
   }
   return Status::kSuccess;
 }
@@ -256,10 +289,15 @@ KernelFn kernel_for(int config, int m_blocks, bool grouped, std::index_sequence<
   return fn;
 }
 
-/// The kernel of (config, m_blocks, scale mode), instantiating only what `Config` allows.
+/// The kernel of (config, m_blocks, scale mode), instantiating only what `Config` allows
+/// (the sm_90 warpgroup kernel, m_blocks kWgmmaMBlocks, only with AutoTile).
 template <class Config>
 KernelFn select_kernel(int config, int m_blocks, bool grouped) {
   if constexpr (std::is_same_v<Config, AutoTile>) {
+    if (m_blocks == kWgmmaMBlocks) {
+      return grouped ? kernel_for<kWgmmaConfig, kWgmmaMBlocks, true>()
+                     : kernel_for<kWgmmaConfig, kWgmmaMBlocks, false>();
+    }
     return kernel_for(config, m_blocks, grouped,
                       std::make_index_sequence<static_cast<std::size_t>(kNumTileConfigs)>{});
   } else {
@@ -316,27 +354,45 @@ inline void set_split(const GemmArgs& args, int split, Plan& plan) {
 /// Plans a valid, non-empty problem (check_args passed, m > 0) on device `dev`.
 template <class Config>
 Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
-  if constexpr (std::is_same_v<Config, AutoTile>) {
-    plan.config = select_tile_config(args.m, args.n);
-  } else {
-    plan.config = Config::kConfig;
-  }
-  if (!tile_divides(plan.config, args.n)) return Status::kErrorUnsupportedShape;
-  const TileConfig tile = kTileConfigs[plan.config];
   const bool grouped = args.group_size != -1;
-  plan.m_blocks = select_m_blocks(args.m);
-  plan.smem = smem_bytes(tile, plan.m_blocks, grouped);
-  if (plan.smem > dev.smem_optin) return Status::kErrorInsufficientSharedMemory;
-  plan.kernel = select_kernel<Config>(plan.config, plan.m_blocks, grouped);
-
-  // Raises the kernel's shared-memory limit (once per device and kernel: the value is fixed,
-  // so calls from several host threads never race on it) and reads its occupancy.
   PlanCache& cache = PlanCache::instance();
   PlanCache::KernelInfo info;
-  if (const Status st = cache.kernel_info(dev, plan.kernel, plan.smem, info);
-      st != Status::kSuccess) {
-    return st;
+  // Large M on sm_90 (AutoTile only): the warpgroup kernel, where its sm_90 machine code runs.
+  bool wgmma = false;
+  if constexpr (std::is_same_v<Config, AutoTile>) {
+    if (kWgmmaPath && dev.wgmma && use_wgmma(args.m, args.n)) {
+      plan.config = kWgmmaConfig;
+      plan.m_blocks = kWgmmaMBlocks;
+      plan.smem = smem_bytes(kTileConfigs[plan.config], plan.m_blocks, grouped);
+      plan.kernel = select_kernel<Config>(plan.config, plan.m_blocks, grouped);
+      if (plan.smem <= dev.smem_optin) {
+        if (const Status st = cache.kernel_info(dev, plan.kernel, plan.smem, info);
+            st != Status::kSuccess) {
+          return st;
+        }
+        wgmma = info.ctas_per_sm >= 1;
+      }
+    }
   }
+  if (!wgmma) {
+    if constexpr (std::is_same_v<Config, AutoTile>) {
+      plan.config = select_tile_config(args.m, args.n);
+    } else {
+      plan.config = Config::kConfig;
+    }
+    if (!tile_divides(plan.config, args.n)) return Status::kErrorUnsupportedShape;
+    plan.m_blocks = select_m_blocks(args.m);
+    plan.smem = smem_bytes(kTileConfigs[plan.config], plan.m_blocks, grouped);
+    if (plan.smem > dev.smem_optin) return Status::kErrorInsufficientSharedMemory;
+    plan.kernel = select_kernel<Config>(plan.config, plan.m_blocks, grouped);
+    // Raises the kernel's shared-memory limit (once per device and kernel: the value is
+    // fixed, so calls from several host threads never race on it) and reads its occupancy.
+    if (const Status st = cache.kernel_info(dev, plan.kernel, plan.smem, info);
+        st != Status::kSuccess) {
+      return st;
+    }
+  }
+  const TileConfig tile = kTileConfigs[plan.config];
   if (info.ctas_per_sm < 1) return Status::kErrorInsufficientSharedMemory;
   const int ctas_per_sm = info.ctas_per_sm < kMaxCtasPerSm ? info.ctas_per_sm : kMaxCtasPerSm;
   const int capacity = ctas_per_sm * dev.sm_count;

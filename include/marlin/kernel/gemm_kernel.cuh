@@ -20,6 +20,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../dequant.cuh"
 #include "../detail/partition.hpp"
@@ -27,6 +28,7 @@
 #include "../ptx/cp_async.cuh"
 #include "../ptx/ldmatrix.cuh"
 #include "../ptx/mma.cuh"
+#include "../ptx/wgmma.cuh"
 #include "tile_config.hpp"
 
 namespace marlin::kernel {
@@ -103,7 +105,141 @@ __device__ __forceinline__ int4 to_half8(float4 lo, float4 hi, const __half* sca
   return out;
 }
 
+/// Sets every float of a (nested) array to zero.
+__device__ __forceinline__ void zero(float& x) { x = 0.0f; }
+template <class T, int kN>
+__device__ __forceinline__ void zero(T (&a)[kN]) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) zero(a[i]);
+}
+
+/// ptx::keep_live over every float of a (nested) array.
+__device__ __forceinline__ void keep_live_all(float& x) { ptx::keep_live(x); }
+template <class T, int kN>
+__device__ __forceinline__ void keep_live_all(T (&a)[kN]) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) keep_live_all(a[i]);
+}
+
 }  // namespace detail_kernel
+
+/// Writes one segment's fp32 tile `sh_red` ([kRows][kCols + 8], complete in shared memory,
+/// all threads synchronized) for `slice`, K tiles [k_begin, k_end): straight to C when the
+/// segment is the whole slice; otherwise summed over the slice's cluster (cluster split) or
+/// through the workspace (striped runs). Rows past `rows` are not written. Every thread of the
+/// CTA calls it; `is_last_arrival` is a shared-memory flag.
+template <int kRows, int kCols, bool kGrouped>
+__device__ __forceinline__ void write_tile(const Params& params, const float* sh_red, int slice,
+                                           int k_begin, int k_end, int rows,
+                                           int& is_last_arrival) {
+  constexpr int kTileM = kRows;
+  constexpr int kTileN = kCols;
+  constexpr int kRedStride = kCols + 8;  // floats
+  constexpr int kOutVecsPerRow = kCols / 8;
+  const detail::Partition& part = params.part;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int cta = static_cast<int>(blockIdx.x);
+  const int c_row_vecs = params.n / 8;
+  const int n_tile = slice / part.m_groups;
+  const int row0 = (slice % part.m_groups) * kTileM;
+  // Epilogue over 16-byte output vectors of the valid rows.
+  const int out_vecs = rows * kOutVecsPerRow;
+  const int col0 = n_tile * kTileN;
+  const __half* const channel_scales = reinterpret_cast<const __half*>(params.scales);
+  auto tile_value = [&](int r, int v, float4& lo, float4& hi) {
+    const float4* src = reinterpret_cast<const float4*>(sh_red + r * kRedStride + 8 * v);
+    lo = src[0];
+    hi = src[1];
+  };
+  auto store_c = [&](int r, int v, float4 lo, float4 hi) {
+    params.c[static_cast<size_t>(row0 + r) * c_row_vecs + n_tile * kOutVecsPerRow + v] =
+        detail_kernel::to_half8<kGrouped>(lo, hi, channel_scales, col0 + 8 * v);
+  };
+
+  if (k_begin == 0 && k_end == part.k_tiles) {
+    for (int i = tid; i < out_vecs; i += kThreads) {
+      const int r = i / kOutVecsPerRow, v = i % kOutVecsPerRow;
+      float4 lo, hi;
+      tile_value(r, v, lo, hi);
+      store_c(r, v, lo, hi);
+    }
+  } else if (part.split > 0) {
+    // Cluster split: the CTAs of the slice are one cluster. Once every reduction tile is
+    // complete, rank r sums its share of the output vectors over all ranks' tiles, in rank
+    // order (the same on every run), reading them through distributed shared memory.
+    ptx::cluster_sync();
+    const int ranks = part.split;
+    const int rank = cta % ranks;
+    for (int i = tid + rank * kThreads; i < out_vecs; i += ranks * kThreads) {
+      const int r = i / kOutVecsPerRow, v = i % kOutVecsPerRow;
+      const float* const mine = sh_red + r * kRedStride + 8 * v;
+      float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
+#pragma unroll 8
+      for (int p = 0; p < ranks; ++p) {
+        const uint32_t addr = ptx::map_shared_rank(mine, p);
+        const float4 plo = ptx::ld_shared_cluster_f32x4(addr);
+        const float4 phi = ptx::ld_shared_cluster_f32x4(addr + 16);
+        lo = p == 0 ? plo : detail_kernel::add4(lo, plo);
+        hi = p == 0 ? phi : detail_kernel::add4(hi, phi);
+      }
+      store_c(r, v, lo, hi);
+    }
+    ptx::cluster_sync();  // no CTA leaves while another still reads its shared memory
+  } else {
+    constexpr int kSlotFloats = kTileM * kTileN;
+    float* const mine = params.partials +
+                        static_cast<size_t>(detail::partial_slot(part, cta, slice)) * kSlotFloats;
+    for (int i = tid; i < out_vecs; i += kThreads) {
+      const int r = i / kOutVecsPerRow, v = i % kOutVecsPerRow;
+      float4 lo, hi;
+      tile_value(r, v, lo, hi);
+      float4* dst = reinterpret_cast<float4*>(mine + r * kTileN + 8 * v);
+      __stcg(dst, lo);
+      __stcg(dst + 1, hi);
+    }
+    __syncthreads();  // every thread's partial stores happen before thread 0's release
+    if (tid == 0) {
+      const int first = detail::first_cta(part, slice);
+      const int participants = detail::last_cta(part, slice) - first + 1;
+      int* const counter = params.counters + detail::counter_index(part, slice);
+      __threadfence();  // release: this CTA's partial before its arrival
+      const int arrived = atomicAdd(counter, 1) + 1;
+      is_last_arrival = arrived == participants;
+      if (arrived == participants) {
+        *counter = 0;     // leave the counters zeroed for the next call
+        __threadfence();  // acquire: the other participants' partials are visible
+      }
+    }
+    __syncthreads();
+    if (is_last_arrival) {
+      const int first = detail::first_cta(part, slice);
+      const int last = detail::last_cta(part, slice);
+      for (int i = tid; i < out_vecs; i += kThreads) {
+        const int r = i / kOutVecsPerRow, v = i % kOutVecsPerRow;
+        float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
+        // Loads only in this loop, so that the unrolled trips' loads are in flight together;
+        // the sum runs in CTA order, the same on every run.
+#pragma unroll 8
+        for (int p = first; p <= last; ++p) {
+          float4 plo, phi;
+          if (p == cta) {
+            tile_value(r, v, plo, phi);
+          } else {
+            const float4* slot = reinterpret_cast<const float4*>(
+                params.partials +
+                static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats +
+                r * kTileN + 8 * v);
+            plo = __ldcg(slot);
+            phi = __ldcg(slot + 1);
+          }
+          lo = p == first ? plo : detail_kernel::add4(lo, plo);
+          hi = p == first ? phi : detail_kernel::add4(hi, phi);
+        }
+        store_c(r, v, lo, hi);
+      }
+    }
+  }
+}
 
 /// The GEMM kernel. Launch with kThreads threads, smem_bytes(tile, kMBlocks, kGrouped) of
 /// dynamic shared memory and params.part.grid CTAs.
@@ -111,8 +247,20 @@ template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped>
 __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) {
 #if defined(MARLIN_SM80_ENABLED)
   using G = Geometry<kMBlocks, kNBlocks, kKBlocks, kGrouped>;
-  extern __shared__ int4 smem[];
+  // The warpgroup path (sm_90, M > 64 rows per tile): wgmma with the dequantized weights as
+  // the register operand and the A tile, read through a 128-byte-swizzle descriptor, as the
+  // shared-memory operand. Loads, pipeline and epilogue are shared with the mma.sync path.
+  constexpr bool kWgmma = kMBlocks > kMaxMBlocks;
+  static_assert(!kWgmma || (G::kTileM == kWgmmaTileM && G::kTileN == kWgmmaTileN &&
+                            G::kTileK == kWgmmaTileK),
+                "the warpgroup path is written for one tile shape");
+  extern __shared__ int4 smem_raw[];
   __shared__ int is_last_arrival;
+  // A stages start 1024-byte aligned, as wgmma's 128-byte swizzle atoms must (smem_bytes
+  // counts the slack).
+  int4* const smem =
+      smem_raw + ((kSmemAlign - (__cvta_generic_to_shared(smem_raw) & (kSmemAlign - 1))) &
+                  (kSmemAlign - 1)) / sizeof(int4);
 
   int4* const sh_a = smem;                         // [kStages][G::kAStage]
   int4* const sh_b = sh_a + kStages * G::kAStage;  // [kStages][G::kBStage]
@@ -128,7 +276,6 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
 
   const int a_row_vecs = params.k / 8;   // int4 per row of A
   const int b_row_vecs = params.n / 2;   // int4 per k16 row of B
-  const int c_row_vecs = params.n / 8;   // int4 per row of C
   const int s_row_vecs = params.n / 8;   // int4 per row of scales
 
   // This thread's share of one stage's copies: A vectors tid + it * kThreads (row, vector),
@@ -211,18 +358,74 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
       }
     };
 
-    float acc[kMBlocks][4][2][4];  // [m16 block][16-column tile][n8 half][mma accumulator]
-#pragma unroll
-    for (int mb = 0; mb < kMBlocks; ++mb)
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) acc[mb][j][h][e] = 0.0f;
+    // mma.sync: [m16 block][16-column tile][n8 half][mma accumulator]. wgmma: [64-column
+    // strip of the warpgroup][D fragment of m64n128: rows = columns of C, columns = rows of A].
+    using Acc = std::conditional_t<kWgmma, float[2][64], float[kWgmma ? 1 : kMBlocks][4][2][4]>;
+    Acc acc;
+    detail_kernel::zero(acc);
 
-    // Multiplies pipeline stage `stage` into acc.
-    auto compute_stage = [&](int stage) {
+    // Multiplies pipeline stage `stage` into acc: the warpgroup path. Warp w of warpgroup wg
+    // dequantizes word w % 4 of each lane's 16 bytes of the two 64-column strips 2 wg and
+    // 2 wg + 1: the two 8-column halves of that word's B fragments are the row halves of a
+    // 16 x 16 A fragment of wgmma (rows = columns of C).
+    [[maybe_unused]] auto compute_stage_wgmma = [&](int stage) {
+      if constexpr (kWgmma) {
+      const int wg = warp / 4, wq = warp % 4;
+      const int4* const b_tile = sh_b + stage * G::kBStage;
+      // Scales of the warp's two 8-column halves, per strip: halves 2 wq and 2 wq + 1 of the
+      // lane's 8 (the same permuted layout as the mma.sync path reads).
+      [[maybe_unused]] __half2 scale[2];
+      if constexpr (kGrouped) {
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+          scale[s] = reinterpret_cast<const __half2*>(
+              sh_s + stage * G::kSStage + (2 * wg + s) * 8 + lane / 4)[wq];
+        }
+      }
+      uint32_t a_frag[kKBlocks][2][4];
+#pragma unroll
+      for (int kr = 0; kr < kKBlocks; ++kr) {
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+          const uint32_t word = reinterpret_cast<const uint32_t*>(
+              b_tile + kr * G::kBVecsPerRow + (2 * wg + s) * 32 + lane)[wq];
+          FragB f[2];
+          dequant_u4b8(word, f);
+          if constexpr (kGrouped) {
+            scale_frag(f[0], __low2half(scale[s]));
+            scale_frag(f[1], __high2half(scale[s]));
+          }
+          a_frag[kr][s][0] = f[0].reg[0];
+          a_frag[kr][s][1] = f[1].reg[0];
+          a_frag[kr][s][2] = f[0].reg[1];
+          a_frag[kr][s][3] = f[1].reg[1];
+        }
+      }
+      const char* const a_tile = reinterpret_cast<const char*>(sh_a + stage * G::kAStage);
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int kr = 0; kr < kKBlocks; ++kr) {
+        const uint64_t desc = ptx::sw128_k_major_desc(a_tile + 32 * kr);
+#pragma unroll
+        for (int s = 0; s < 2; ++s) {
+          ptx::wgmma_m64n128k16_f32_f16_rs(acc[s], a_frag[kr][s], desc, true);
+        }
+      }
+      ptx::wgmma_commit_group();
+      ptx::wgmma_wait_group<0>();  // the stage and a_frag are free once the products are done
+#pragma unroll
+      for (int kr = 0; kr < kKBlocks; ++kr)
+#pragma unroll
+        for (int s = 0; s < 2; ++s)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) ptx::keep_live(a_frag[kr][s][e]);
+      detail_kernel::keep_live_all(acc);
+      }
+    };
+
+    // Multiplies pipeline stage `stage` into acc: the mma.sync path.
+    [[maybe_unused]] auto compute_stage_mma = [&](int stage) {
+      if constexpr (!kWgmma) {
       const int4* const a_tile = sh_a + stage * G::kAStage;
       const int4* const b_tile = sh_b + stage * G::kBStage;
       [[maybe_unused]] __half scale[8];  // [n8 fragment of the warp's 64 columns]
@@ -257,6 +460,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
           }
         }
       }
+      }
     };
 
     // Pipeline: kStages - 1 tiles in flight before the first multiply; one group per tile.
@@ -276,138 +480,63 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
           __syncthreads();  // tile t landed for all threads; tile t - 1's stage is free again
           if (t + kStages - 1 < n_k) load_stage((s + kStages - 1) % kStages, k_begin + t + kStages - 1);
           ptx::cp_async_commit_group();
-          compute_stage(s);
+          if constexpr (kWgmma) {
+            compute_stage_wgmma(s);
+          } else {
+            compute_stage_mma(s);
+          }
         }
       }
     }
     ptx::cp_async_wait_group<0>();
     __syncthreads();  // the pipeline's shared memory becomes the reduction tile
 
-    // Reduce the K-splitting warps in a fixed order: warp_k = kWarpsK - 1 stores, the others
-    // add in turn, so the sum is the same on every run.
+    if constexpr (kWgmma) {
+      // D fragment of strip s: rows (columns of C) 16 wq + lane / 4 (+ 8), columns (rows of
+      // A) 8 i + 2 (lane % 4) (+ 1).
+      const int wg = warp / 4, wq = warp % 4;
 #pragma unroll
-    for (int round = G::kWarpsK - 1; round >= 0; --round) {
-      if (warp_k == round) {
+      for (int s = 0; s < 2; ++s)
 #pragma unroll
-        for (int mb = 0; mb < kMBlocks; ++mb)
+        for (int i = 0; i < 16; ++i)
 #pragma unroll
-          for (int j = 0; j < 4; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h)
-#pragma unroll
-              for (int half = 0; half < 2; ++half) {
-                const int r = mb * 16 + lane / 4 + 8 * half;
-                const int col = warp_n * 64 + 16 * j + 8 * h + 2 * (lane % 4);
-                float2* dst = reinterpret_cast<float2*>(sh_red + r * G::kRedStride + col);
-                float2 v = make_float2(acc[mb][j][h][2 * half], acc[mb][j][h][2 * half + 1]);
-                if (round != G::kWarpsK - 1) {
-                  const float2 prev = *dst;
-                  v.x += prev.x;
-                  v.y += prev.y;
-                }
-                *dst = v;
-              }
-      }
-      __syncthreads();
-    }
-
-    // Epilogue over 16-byte output vectors of the valid rows.
-    const int out_vecs = rows * G::kOutVecsPerRow;
-    const int col0 = n_tile * G::kTileN;
-    const __half* const channel_scales = reinterpret_cast<const __half*>(params.scales);
-    auto tile_value = [&](int r, int v, float4& lo, float4& hi) {
-      const float4* src = reinterpret_cast<const float4*>(sh_red + r * G::kRedStride + 8 * v);
-      lo = src[0];
-      hi = src[1];
-    };
-    auto store_c = [&](int r, int v, float4 lo, float4 hi) {
-      params.c[static_cast<size_t>(row0 + r) * c_row_vecs + n_tile * G::kOutVecsPerRow + v] =
-          detail_kernel::to_half8<kGrouped>(lo, hi, channel_scales, col0 + 8 * v);
-    };
-
-    if (k_begin == 0 && k_end == part.k_tiles) {
-      for (int i = tid; i < out_vecs; i += kThreads) {
-        const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-        float4 lo, hi;
-        tile_value(r, v, lo, hi);
-        store_c(r, v, lo, hi);
-      }
-    } else if (part.split > 0) {
-      // Cluster split: the CTAs of the slice are one cluster. Once every reduction tile is
-      // complete, rank r sums its share of the output vectors over all ranks' tiles, in rank
-      // order (the same on every run), reading them through distributed shared memory.
-      ptx::cluster_sync();
-      const int ranks = part.split;
-      const int rank = cta % ranks;
-      for (int i = tid + rank * kThreads; i < out_vecs; i += ranks * kThreads) {
-        const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-        const float* const mine = sh_red + r * G::kRedStride + 8 * v;
-        float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
-#pragma unroll 8
-        for (int p = 0; p < ranks; ++p) {
-          const uint32_t addr = ptx::map_shared_rank(mine, p);
-          const float4 plo = ptx::ld_shared_cluster_f32x4(addr);
-          const float4 phi = ptx::ld_shared_cluster_f32x4(addr + 16);
-          lo = p == 0 ? plo : detail_kernel::add4(lo, plo);
-          hi = p == 0 ? phi : detail_kernel::add4(hi, phi);
-        }
-        store_c(r, v, lo, hi);
-      }
-      ptx::cluster_sync();  // no CTA leaves while another still reads its shared memory
-    } else {
-      constexpr int kSlotFloats = G::kTileM * G::kTileN;
-      float* const mine = params.partials +
-                          static_cast<size_t>(detail::partial_slot(part, cta, slice)) * kSlotFloats;
-      for (int i = tid; i < out_vecs; i += kThreads) {
-        const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-        float4 lo, hi;
-        tile_value(r, v, lo, hi);
-        float4* dst = reinterpret_cast<float4*>(mine + r * G::kTileN + 8 * v);
-        __stcg(dst, lo);
-        __stcg(dst + 1, hi);
-      }
-      __syncthreads();  // every thread's partial stores happen before thread 0's release
-      if (tid == 0) {
-        const int first = detail::first_cta(part, slice);
-        const int participants = detail::last_cta(part, slice) - first + 1;
-        int* const counter = params.counters + detail::counter_index(part, slice);
-        __threadfence();  // release: this CTA's partial before its arrival
-        const int arrived = atomicAdd(counter, 1) + 1;
-        is_last_arrival = arrived == participants;
-        if (arrived == participants) {
-          *counter = 0;     // leave the counters zeroed for the next call
-          __threadfence();  // acquire: the other participants' partials are visible
-        }
-      }
-      __syncthreads();
-      if (is_last_arrival) {
-        const int first = detail::first_cta(part, slice);
-        const int last = detail::last_cta(part, slice);
-        for (int i = tid; i < out_vecs; i += kThreads) {
-          const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-          float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
-          // Loads only in this loop, so that the unrolled trips' loads are in flight together;
-          // the sum runs in CTA order, the same on every run.
-#pragma unroll 8
-          for (int p = first; p <= last; ++p) {
-            float4 plo, phi;
-            if (p == cta) {
-              tile_value(r, v, plo, phi);
-            } else {
-              const float4* slot = reinterpret_cast<const float4*>(
-                  params.partials +
-                  static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats +
-                  r * G::kTileN + 8 * v);
-              plo = __ldcg(slot);
-              phi = __ldcg(slot + 1);
-            }
-            lo = p == first ? plo : detail_kernel::add4(lo, plo);
-            hi = p == first ? phi : detail_kernel::add4(hi, phi);
+          for (int e = 0; e < 4; ++e) {
+            const int r = 8 * i + 2 * (lane % 4) + (e & 1);
+            const int col = wg * 128 + s * 64 + wq * 16 + lane / 4 + 8 * (e >> 1);
+            sh_red[r * G::kRedStride + col] = acc[s][4 * i + e];
           }
-          store_c(r, v, lo, hi);
+      __syncthreads();
+    } else {
+      // Reduce the K-splitting warps in a fixed order: warp_k = kWarpsK - 1 stores, the others
+      // add in turn, so the sum is the same on every run.
+  #pragma unroll
+      for (int round = G::kWarpsK - 1; round >= 0; --round) {
+        if (warp_k == round) {
+  #pragma unroll
+          for (int mb = 0; mb < kMBlocks; ++mb)
+  #pragma unroll
+            for (int j = 0; j < 4; ++j)
+  #pragma unroll
+              for (int h = 0; h < 2; ++h)
+  #pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                  const int r = mb * 16 + lane / 4 + 8 * half;
+                  const int col = warp_n * 64 + 16 * j + 8 * h + 2 * (lane % 4);
+                  float2* dst = reinterpret_cast<float2*>(sh_red + r * G::kRedStride + col);
+                  float2 v = make_float2(acc[mb][j][h][2 * half], acc[mb][j][h][2 * half + 1]);
+                  if (round != G::kWarpsK - 1) {
+                    const float2 prev = *dst;
+                    v.x += prev.x;
+                    v.y += prev.y;
+                  }
+                  *dst = v;
+                }
         }
+        __syncthreads();
       }
     }
+    write_tile<G::kTileM, G::kTileN, kGrouped>(params, sh_red, slice, k_begin, k_end, rows,
+                                              is_last_arrival);
     __syncthreads();  // the reduction tile is read before the next segment's loads land
   }
 #else

@@ -39,6 +39,20 @@ inline constexpr int kGroupSize = 128;
 /// Largest m_blocks of one CTA tile; larger M runs as several 64-row problems in one launch.
 inline constexpr int kMaxMBlocks = 4;
 
+/// The sm_90 warpgroup (wgmma) kernel: kTileConfigs[kWgmmaConfig] (256 x 64) with 128-row
+/// tiles, i.e. m_blocks kWgmmaMBlocks. Two warpgroups each own 128 columns; per k16 step each
+/// issues two wgmma.m64n128k16 with the dequantized weights in registers.
+inline constexpr int kWgmmaConfig = 1;
+/// m_blocks of the warpgroup kernel (128 rows of A per tile).
+inline constexpr int kWgmmaMBlocks = 8;
+/// Tile of the warpgroup kernel: rows of A, columns of C, K per stage.
+inline constexpr int kWgmmaTileM = 16 * kWgmmaMBlocks;
+inline constexpr int kWgmmaTileN = 256;
+inline constexpr int kWgmmaTileK = 64;
+/// Alignment of the shared-memory pipeline (wgmma's 128-byte swizzle atoms are 1024 bytes);
+/// smem_bytes includes the slack to reach it.
+inline constexpr int kSmemAlign = 1024;
+
 /// Every compiled configuration. Index into this table is a configuration's identity.
 /// - 128 x 128: small batch; a deep K tile keeps 8 KB of weights per stage in flight.
 /// - 256 x 64: larger batch; wider N reuses each A fragment over more columns.
@@ -63,6 +77,9 @@ constexpr bool all_valid() {
   return true;
 }
 static_assert(all_valid(), "every tile configuration must fit 8 warps and divide k % 128");
+static_assert(kTileConfigs[kWgmmaConfig].tile_n() == kWgmmaTileN &&
+                  kTileConfigs[kWgmmaConfig].tile_k() == kWgmmaTileK,
+              "the warpgroup kernel's tile is configuration kWgmmaConfig");
 }  // namespace detail
 
 /// Shared memory in bytes of one pipeline stage of a CTA of `m_blocks` x configuration `c`.
@@ -78,7 +95,7 @@ constexpr int stage_bytes(TileConfig c, int m_blocks, bool grouped) {
 constexpr int smem_bytes(TileConfig c, int m_blocks, bool grouped) {
   const int pipe = kStages * stage_bytes(c, m_blocks, grouped);
   const int reduce = 16 * m_blocks * (c.tile_n() + 8) * 4;  // fp32 reduction tile
-  return pipe > reduce ? pipe : reduce;
+  return (pipe > reduce ? pipe : reduce) + kSmemAlign;
 }
 
 }  // namespace marlin

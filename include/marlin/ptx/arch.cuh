@@ -12,6 +12,11 @@
 #define MARLIN_SM90_ENABLED 1
 #endif
 
+// Hopper's arch-specific instructions (wgmma) exist only in sm_90a code.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define MARLIN_SM90A_ENABLED 1
+#endif
+
 #if defined(__CUDA_ARCH__) && !defined(MARLIN_SM80_ENABLED)
 #define MARLIN_UNSUPPORTED_ARCH() __trap()
 #else
