@@ -301,16 +301,6 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     const int row0 = (slice % part.m_groups) * G::kTileM;
     const int rows = min(G::kTileM, params.m - row0);
 
-    // Rows of A past M are zero in every stage for the whole segment; only rows < `rows` are
-    // copied. (The previous segment's reduction tile overwrote this memory.)
-    if (rows < G::kTileM) {
-      for (int i = tid; i < kStages * (G::kTileM - rows) * G::kAVecsPerRow; i += kThreads) {
-        const int per_stage = (G::kTileM - rows) * G::kAVecsPerRow;
-        const int stage = i / per_stage;
-        sh_a[stage * G::kAStage + rows * G::kAVecsPerRow + i % per_stage] = make_int4(0, 0, 0, 0);
-      }
-    }
-
     // Copy sources of the segment's first tile, advanced by one tile per load_stage (tiles are
     // loaded strictly in order).
     const int4* a_src[kAIters];
@@ -471,12 +461,27 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
       if (s < n_k) load_stage(s, k_begin + s);
       ptx::cp_async_commit_group();
     }
+    // Rows of A past M are zero in every stage for the whole segment; only rows < `rows` are
+    // copied. (The previous segment's reduction tile overwrote this memory.) Done after the
+    // first copies are issued, so that they are already in flight.
+    if (rows < G::kTileM) {
+      const int zero_vecs = (G::kTileM - rows) * G::kAVecsPerRow;
+#pragma unroll
+      for (int s = 0; s < kStages; ++s) {
+        for (int i = tid; i < zero_vecs; i += kThreads) {
+          sh_a[s * G::kAStage + rows * G::kAVecsPerRow + i] = make_int4(0, 0, 0, 0);
+        }
+      }
+    }
     for (int t0 = 0; t0 < n_k; t0 += kStages) {
 #pragma unroll
       for (int s = 0; s < kStages; ++s) {
         const int t = t0 + s;
         if (t < n_k) {
           ptx::cp_async_wait_group<kStages - 2>();
+          // wgmma reads A through the async proxy: this thread's copies (and the zeroed rows)
+          // must be visible to it before the barrier.
+          if constexpr (kWgmma) ptx::fence_proxy_async_shared();
           __syncthreads();  // tile t landed for all threads; tile t - 1's stage is free again
           if (t + kStages - 1 < n_k) load_stage((s + kStages - 1) % kStages, k_begin + t + kStages - 1);
           ptx::cp_async_commit_group();

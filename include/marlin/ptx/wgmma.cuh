@@ -20,6 +20,17 @@ __device__ __forceinline__ void wgmma_fence() {
 #endif
 }
 
+/// Makes this thread's earlier shared-memory writes (st.shared, cp.async once waited for)
+/// visible to the async proxy, through which wgmma reads its shared-memory operand. Follow it
+/// with a barrier before the wgmma of another thread reads them.
+__device__ __forceinline__ void fence_proxy_async_shared() {
+#if defined(MARLIN_SM90A_ENABLED)
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
 /// Closes the group of wgmma operations issued since the last commit.
 __device__ __forceinline__ void wgmma_commit_group() {
 #if defined(MARLIN_SM90A_ENABLED)
