@@ -292,6 +292,20 @@ TEST(Reliability, LargeMagnitudeInputsAgreeWithReference) {
   }
 }
 
+/// Runs `plan` (partition already set) on `p` into a poisoned C with a fresh zeroed workspace,
+/// checks C against `ref` and that the workspace's counters are left zero; C goes to `c`.
+void run_partition(GemmProblem& p, const marlin::detail::Plan& plan,
+                   const std::vector<float>& ref, std::vector<uint16_t>& c) {
+  DeviceBuffer ws = zeroed(plan.workspace_bytes);
+  ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
+  ASSERT_EQ(marlin::detail::run_plan(p.args(), plan, ws.get(), ws.bytes(), nullptr),
+            Status::kSuccess);
+  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+  c = c_of(p);
+  MARLIN_EXPECT_CLOSE(p, c, ref);
+  EXPECT_EQ(marlin_test::nonzero_counters(ws.get(), ws.bytes()), 0u);
+}
+
 TEST(Reliability, ResultsDoNotDependOnTheNumberOfCtasBeyondRounding) {
   MARLIN_REQUIRE_GPU();
   for (auto [m, n, k, g] : {std::tuple{3, 1024, 4096, 128}, std::tuple{70, 512, 2048, -1}}) {
@@ -307,15 +321,10 @@ TEST(Reliability, ResultsDoNotDependOnTheNumberOfCtasBeyondRounding) {
     std::vector<uint16_t> first;
     for (int max_ctas : {1, 3, 7, 50, 1000, plan.part.grid}) {
       marlin::detail::set_partition(args, max_ctas, plan);
-      DeviceBuffer ws = zeroed(plan.workspace_bytes);
-      ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
-      ASSERT_EQ(marlin::detail::run_plan(args, plan, ws.get(), ws.bytes(), nullptr),
-                Status::kSuccess);
-      MARLIN_TEST_CUDA(cudaDeviceSynchronize());
-      const auto c = c_of(p);
       SCOPED_TRACE("max_ctas " + std::to_string(max_ctas) + " grid " +
                    std::to_string(plan.part.grid));
-      MARLIN_EXPECT_CLOSE(p, c, ref);
+      std::vector<uint16_t> c;
+      ASSERT_NO_FATAL_FAILURE(run_partition(p, plan, ref, c));
       if (first.empty()) {
         first = c;
         continue;
@@ -415,14 +424,9 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
     const int k_tiles = k / marlin::kWgmmaTileK;
     for (int max_ctas : {1, 3, 7, 50, 1000}) {
       marlin::detail::set_partition(args, max_ctas, plan);
-      DeviceBuffer ws = zeroed(plan.workspace_bytes);
-      ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
-      ASSERT_EQ(marlin::detail::run_plan(args, plan, ws.get(), ws.bytes(), nullptr),
-                Status::kSuccess);
-      MARLIN_TEST_CUDA(cudaDeviceSynchronize());
       SCOPED_TRACE("max_ctas " + std::to_string(max_ctas));
-      MARLIN_EXPECT_CLOSE(p, c_of(p), ref);
-      EXPECT_EQ(marlin_test::nonzero_counters(ws.get(), ws.bytes()), 0u);
+      std::vector<uint16_t> c;
+      ASSERT_NO_FATAL_FAILURE(run_partition(p, plan, ref, c));
     }
     for (int split : {2, 4}) {
       if (split > k_tiles) continue;

@@ -123,6 +123,29 @@ inline Status read_device(int device, DeviceInfo& info) {
   return Status::kSuccess;
 }
 
+/// Launch configuration of `grid` CTAs of kThreads threads in clusters of `cluster` along x,
+/// with `smem` bytes of dynamic shared memory, on `stream`. Not copyable: `config` points at
+/// `attr`.
+struct ClusterLaunch {
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attr{};
+
+  ClusterLaunch(int grid, int cluster, int smem, cudaStream_t stream) {
+    config.gridDim = dim3(static_cast<unsigned>(grid), 1, 1);
+    config.blockDim = dim3(kThreads, 1, 1);
+    config.dynamicSmemBytes = static_cast<std::size_t>(smem);
+    config.stream = stream;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = static_cast<unsigned>(cluster);
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
 /// What a call learns once per process and reuses: each device's properties and, per
 /// (device, kernel), the CTAs per SM after the kernel's shared-memory limit was raised. A
 /// call costs two cheap runtime queries and one uncontended lock once this is warm.
@@ -200,19 +223,9 @@ class PlanCache {
         return Status::kSuccess;
       }
     }
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(static_cast<unsigned>(cluster), 1, 1);
-    config.blockDim = dim3(kThreads, 1, 1);
-    config.dynamicSmemBytes = static_cast<std::size_t>(smem);
-    cudaLaunchAttribute attr{};
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = static_cast<unsigned>(cluster);
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    config.attrs = &attr;
-    config.numAttrs = 1;
+    ClusterLaunch launch(cluster, cluster, smem, nullptr);
     clusters = 0;
-    if (const cudaError_t err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+    if (const cudaError_t err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config);
         err != cudaSuccess) {
       (void)cudaGetLastError();
       return status_from(err);
@@ -447,19 +460,8 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
         reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.counters_bytes);
   }
   if (plan.part.split > 0) {
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(static_cast<unsigned>(plan.part.grid), 1, 1);
-    config.blockDim = dim3(kThreads, 1, 1);
-    config.dynamicSmemBytes = static_cast<std::size_t>(plan.smem);
-    config.stream = stream;
-    cudaLaunchAttribute attr{};
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = static_cast<unsigned>(plan.part.split);
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    config.attrs = &attr;
-    config.numAttrs = 1;
-    if (const cudaError_t err = cudaLaunchKernelEx(&config, plan.kernel, params);
+    const ClusterLaunch launch(plan.part.grid, plan.part.split, plan.smem, stream);
+    if (const cudaError_t err = cudaLaunchKernelEx(&launch.config, plan.kernel, params);
         err != cudaSuccess) {
       (void)cudaGetLastError();
       return status_from(err);

@@ -38,15 +38,21 @@ struct Partition {
   int split = 0;
 };
 
-/// Splits `k_tiles x n_tiles x m_groups` tiles over at most `max_ctas` CTAs (itself at most
-/// kMaxGrid). Preconditions: all arguments >= 1.
-constexpr Partition make_partition(int k_tiles, int n_tiles, int m_groups, int max_ctas) {
+/// The tile space of `k_tiles x n_tiles x m_groups` tiles, not yet split over CTAs.
+constexpr Partition tile_space(int k_tiles, int n_tiles, int m_groups) {
   Partition p;
   p.k_tiles = k_tiles;
   p.n_tiles = n_tiles;
   p.m_groups = m_groups;
   p.slices = n_tiles * m_groups;
   p.total = p.slices * k_tiles;
+  return p;
+}
+
+/// Splits `k_tiles x n_tiles x m_groups` tiles over at most `max_ctas` CTAs (itself at most
+/// kMaxGrid). Preconditions: all arguments >= 1.
+constexpr Partition make_partition(int k_tiles, int n_tiles, int m_groups, int max_ctas) {
+  Partition p = tile_space(k_tiles, n_tiles, m_groups);
   const int ctas = max_ctas < p.total ? max_ctas : p.total;
   p.iters = (p.total + ctas - 1) / ctas;
   p.grid = (p.total + p.iters - 1) / p.iters;
@@ -56,13 +62,7 @@ constexpr Partition make_partition(int k_tiles, int n_tiles, int m_groups, int m
 /// The cluster-split partition: `split` CTAs per slice (1 <= split <= k_tiles), slices * split
 /// CTAs in all. Needs no workspace. Preconditions: all arguments >= 1.
 constexpr Partition make_split_partition(int k_tiles, int n_tiles, int m_groups, int split) {
-  Partition p;
-  p.k_tiles = k_tiles;
-  p.n_tiles = n_tiles;
-  p.m_groups = m_groups;
-  p.slices = n_tiles * m_groups;
-  p.total = p.slices * k_tiles;
-  p.iters = 0;
+  Partition p = tile_space(k_tiles, n_tiles, m_groups);
   p.grid = p.slices * split;
   p.split = split;
   return p;

@@ -514,16 +514,16 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     } else {
       // Reduce the K-splitting warps in a fixed order: warp_k = kWarpsK - 1 stores, the others
       // add in turn, so the sum is the same on every run.
-  #pragma unroll
+#pragma unroll
       for (int round = G::kWarpsK - 1; round >= 0; --round) {
         if (warp_k == round) {
-  #pragma unroll
+#pragma unroll
           for (int mb = 0; mb < kMBlocks; ++mb)
-  #pragma unroll
+#pragma unroll
             for (int j = 0; j < 4; ++j)
-  #pragma unroll
+#pragma unroll
               for (int h = 0; h < 2; ++h)
-  #pragma unroll
+#pragma unroll
                 for (int half = 0; half < 2; ++half) {
                   const int r = mb * 16 + lane / 4 + 8 * half;
                   const int col = warp_n * 64 + 16 * j + 8 * h + 2 * (lane % 4);
