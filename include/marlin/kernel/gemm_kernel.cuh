@@ -283,7 +283,9 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
   constexpr int kAIters = (G::kAStage + kThreads - 1) / kThreads;
   constexpr int kBIters = G::kBStage / kThreads;
   static_assert(G::kBStage % kThreads == 0, "every thread copies the same number of B vectors");
-  auto a_copies = [&](int it) { return G::kAStage % kThreads == 0 || tid + it * kThreads < G::kAStage; };
+  auto a_copies = [&](int it) {
+    return G::kAStage % kThreads == 0 || tid + it * kThreads < G::kAStage;
+  };
   auto a_row = [&](int it) { return (tid + it * kThreads) / G::kAVecsPerRow; };
   auto a_vec = [&](int it) { return (tid + it * kThreads) % G::kAVecsPerRow; };
 
@@ -360,96 +362,96 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     // 16 x 16 A fragment of wgmma (rows = columns of C).
     [[maybe_unused]] auto compute_stage_wgmma = [&](int stage) {
       if constexpr (kWgmma) {
-      const int wg = warp / 4, wq = warp % 4;
-      const int4* const b_tile = sh_b + stage * G::kBStage;
-      // Scales of the warp's two 8-column halves, per strip: halves 2 wq and 2 wq + 1 of the
-      // lane's 8 (the same permuted layout as the mma.sync path reads).
-      [[maybe_unused]] __half2 scale[2];
-      if constexpr (kGrouped) {
+        const int wg = warp / 4, wq = warp % 4;
+        const int4* const b_tile = sh_b + stage * G::kBStage;
+        // Scales of the warp's two 8-column halves, per strip: halves 2 wq and 2 wq + 1 of the
+        // lane's 8 (the same permuted layout as the mma.sync path reads).
+        [[maybe_unused]] __half2 scale[2];
+        if constexpr (kGrouped) {
 #pragma unroll
-        for (int s = 0; s < 2; ++s) {
-          scale[s] = reinterpret_cast<const __half2*>(
-              sh_s + stage * G::kSStage + (2 * wg + s) * 8 + lane / 4)[wq];
-        }
-      }
-      uint32_t a_frag[kKBlocks][2][4];
-#pragma unroll
-      for (int kr = 0; kr < kKBlocks; ++kr) {
-#pragma unroll
-        for (int s = 0; s < 2; ++s) {
-          const uint32_t word = reinterpret_cast<const uint32_t*>(
-              b_tile + kr * G::kBVecsPerRow + (2 * wg + s) * 32 + lane)[wq];
-          FragB f[2];
-          dequant_u4b8(word, f);
-          if constexpr (kGrouped) {
-            scale_frag(f[0], __low2half(scale[s]));
-            scale_frag(f[1], __high2half(scale[s]));
+          for (int s = 0; s < 2; ++s) {
+            scale[s] = reinterpret_cast<const __half2*>(
+                sh_s + stage * G::kSStage + (2 * wg + s) * 8 + lane / 4)[wq];
           }
-          a_frag[kr][s][0] = f[0].reg[0];
-          a_frag[kr][s][1] = f[1].reg[0];
-          a_frag[kr][s][2] = f[0].reg[1];
-          a_frag[kr][s][3] = f[1].reg[1];
         }
-      }
-      const char* const a_tile = reinterpret_cast<const char*>(sh_a + stage * G::kAStage);
-      ptx::wgmma_fence();
+        uint32_t a_frag[kKBlocks][2][4];
 #pragma unroll
-      for (int kr = 0; kr < kKBlocks; ++kr) {
-        const uint64_t desc = ptx::sw128_k_major_desc(a_tile + 32 * kr);
+        for (int kr = 0; kr < kKBlocks; ++kr) {
 #pragma unroll
-        for (int s = 0; s < 2; ++s) {
-          ptx::wgmma_m64n128k16_f32_f16_rs(acc[s], a_frag[kr][s], desc, true);
+          for (int s = 0; s < 2; ++s) {
+            const uint32_t word = reinterpret_cast<const uint32_t*>(
+                b_tile + kr * G::kBVecsPerRow + (2 * wg + s) * 32 + lane)[wq];
+            FragB f[2];
+            dequant_u4b8(word, f);
+            if constexpr (kGrouped) {
+              scale_frag(f[0], __low2half(scale[s]));
+              scale_frag(f[1], __high2half(scale[s]));
+            }
+            a_frag[kr][s][0] = f[0].reg[0];
+            a_frag[kr][s][1] = f[1].reg[0];
+            a_frag[kr][s][2] = f[0].reg[1];
+            a_frag[kr][s][3] = f[1].reg[1];
+          }
         }
-      }
-      ptx::wgmma_commit_group();
-      ptx::wgmma_wait_group<0>();  // the stage and a_frag are free once the products are done
+        const char* const a_tile = reinterpret_cast<const char*>(sh_a + stage * G::kAStage);
+        ptx::wgmma_fence();
 #pragma unroll
-      for (int kr = 0; kr < kKBlocks; ++kr)
+        for (int kr = 0; kr < kKBlocks; ++kr) {
+          const uint64_t desc = ptx::sw128_k_major_desc(a_tile + 32 * kr);
 #pragma unroll
-        for (int s = 0; s < 2; ++s)
+          for (int s = 0; s < 2; ++s) {
+            ptx::wgmma_m64n128k16_f32_f16_rs(acc[s], a_frag[kr][s], desc, true);
+          }
+        }
+        ptx::wgmma_commit_group();
+        ptx::wgmma_wait_group<0>();  // the stage and a_frag are free once the products are done
 #pragma unroll
-          for (int e = 0; e < 4; ++e) ptx::keep_live(a_frag[kr][s][e]);
-      detail_kernel::keep_live_all(acc);
+        for (int kr = 0; kr < kKBlocks; ++kr)
+#pragma unroll
+          for (int s = 0; s < 2; ++s)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) ptx::keep_live(a_frag[kr][s][e]);
+        detail_kernel::keep_live_all(acc);
       }
     };
 
     // Multiplies pipeline stage `stage` into acc: the mma.sync path.
     [[maybe_unused]] auto compute_stage_mma = [&](int stage) {
       if constexpr (!kWgmma) {
-      const int4* const a_tile = sh_a + stage * G::kAStage;
-      const int4* const b_tile = sh_b + stage * G::kBStage;
-      [[maybe_unused]] __half scale[8];  // [n8 fragment of the warp's 64 columns]
-      if constexpr (kGrouped) {
-        const int4 s = sh_s[stage * G::kSStage + warp_n * 8 + lane / 4];
-        memcpy(scale, &s, sizeof(s));
-      }
-#pragma unroll
-      for (int step = 0; step < G::kSubSteps; ++step) {
-        const int kr = warp_k + G::kWarpsK * step;  // k16 row of the tile
-        uint32_t a_frag[kMBlocks][4];
-#pragma unroll
-        for (int mb = 0; mb < kMBlocks; ++mb) {
-          const int r = mb * 16 + lane % 16;
-          const int v = (2 * kr + lane / 16) ^ (r % 8);
-          ptx::ldmatrix_m8n8_x4_b16(a_frag[mb], a_tile + r * G::kAVecsPerRow + v);
+        const int4* const a_tile = sh_a + stage * G::kAStage;
+        const int4* const b_tile = sh_b + stage * G::kBStage;
+        [[maybe_unused]] __half scale[8];  // [n8 fragment of the warp's 64 columns]
+        if constexpr (kGrouped) {
+          const int4 s = sh_s[stage * G::kSStage + warp_n * 8 + lane / 4];
+          memcpy(scale, &s, sizeof(s));
         }
-        const int4 words = b_tile[kr * G::kBVecsPerRow + warp_n * 32 + lane];
-        const uint32_t word[4] = {static_cast<uint32_t>(words.x), static_cast<uint32_t>(words.y),
-                                  static_cast<uint32_t>(words.z), static_cast<uint32_t>(words.w)};
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          FragB b_frag[2];
-          dequant_u4b8(word[j], b_frag);
+        for (int step = 0; step < G::kSubSteps; ++step) {
+          const int kr = warp_k + G::kWarpsK * step;  // k16 row of the tile
+          uint32_t a_frag[kMBlocks][4];
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            if constexpr (kGrouped) scale_frag(b_frag[h], scale[2 * j + h]);
+          for (int mb = 0; mb < kMBlocks; ++mb) {
+            const int r = mb * 16 + lane % 16;
+            const int v = (2 * kr + lane / 16) ^ (r % 8);
+            ptx::ldmatrix_m8n8_x4_b16(a_frag[mb], a_tile + r * G::kAVecsPerRow + v);
+          }
+          const int4 words = b_tile[kr * G::kBVecsPerRow + warp_n * 32 + lane];
+          const uint32_t word[4] = {static_cast<uint32_t>(words.x), static_cast<uint32_t>(words.y),
+                                    static_cast<uint32_t>(words.z), static_cast<uint32_t>(words.w)};
 #pragma unroll
-            for (int mb = 0; mb < kMBlocks; ++mb) {
-              ptx::mma_m16n8k16_f32_f16_f16_f32(acc[mb][j][h], a_frag[mb], b_frag[h].reg);
+          for (int j = 0; j < 4; ++j) {
+            FragB b_frag[2];
+            dequant_u4b8(word[j], b_frag);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              if constexpr (kGrouped) scale_frag(b_frag[h], scale[2 * j + h]);
+#pragma unroll
+              for (int mb = 0; mb < kMBlocks; ++mb) {
+                ptx::mma_m16n8k16_f32_f16_f16_f32(acc[mb][j][h], a_frag[mb], b_frag[h].reg);
+              }
             }
           }
         }
-      }
       }
     };
 
@@ -483,7 +485,9 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
           // must be visible to it before the barrier.
           if constexpr (kWgmma) ptx::fence_proxy_async_shared();
           __syncthreads();  // tile t landed for all threads; tile t - 1's stage is free again
-          if (t + kStages - 1 < n_k) load_stage((s + kStages - 1) % kStages, k_begin + t + kStages - 1);
+          if (t + kStages - 1 < n_k) {
+            load_stage((s + kStages - 1) % kStages, k_begin + t + kStages - 1);
+          }
           ptx::cp_async_commit_group();
           if constexpr (kWgmma) {
             compute_stage_wgmma(s);
