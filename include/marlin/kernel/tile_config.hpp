@@ -45,9 +45,11 @@ inline constexpr int kMaxMBlocks = 4;
 inline constexpr int kWgmmaConfig = 1;
 /// m_blocks of the warpgroup kernel (128 rows of A per tile).
 inline constexpr int kWgmmaMBlocks = 8;
-/// Tile of the warpgroup kernel: rows of A, columns of C, K per stage.
+/// Rows of A per tile of the warpgroup kernel (the N of its wgmma instructions).
 inline constexpr int kWgmmaTileM = 16 * kWgmmaMBlocks;
+/// Columns of C per tile of the warpgroup kernel (two warpgroups of 2 x 64).
 inline constexpr int kWgmmaTileN = 256;
+/// K per pipeline stage of the warpgroup kernel (one 128-byte swizzled row of A).
 inline constexpr int kWgmmaTileK = 64;
 /// Alignment of the shared-memory pipeline (wgmma's 128-byte swizzle atoms are 1024 bytes);
 /// smem_bytes includes the slack to reach it.
