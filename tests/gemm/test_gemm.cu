@@ -276,7 +276,6 @@ TEST(GemmStatus, TooLittleSharedMemoryIsReported) {
   small.cc_major = 8;
   small.sm_count = 8;
   small.smem_optin = 32 * 1024;  // below 4 stages of any tile at m_blocks 4
-  small.smem_per_sm = 32 * 1024;
   marlin::detail::Plan plan;
   EXPECT_EQ(marlin::detail::make_plan<marlin::AutoTile>(args, small, plan),
             Status::kErrorInsufficientSharedMemory);

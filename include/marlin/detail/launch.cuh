@@ -59,10 +59,8 @@ struct DeviceInfo {
   int device = 0;
   int sm_count = 0;
   int cc_major = 0;
-  int smem_optin = 0;     ///< opt-in shared memory per block, bytes
-  int smem_per_sm = 0;    ///< shared memory per SM, bytes
-  int smem_reserved = 0;  ///< shared memory the system reserves per block, bytes
-  bool wgmma = false;     ///< the code that runs on it is sm_90a (has the warpgroup kernel)
+  int smem_optin = 0;  ///< opt-in shared memory per block, bytes
+  bool wgmma = false;  ///< the code that runs on it is sm_90a (has the warpgroup kernel)
 };
 
 /// Probe for sm_90a code: its static shared memory is nonzero only in the sm_90a image, so
@@ -101,11 +99,6 @@ inline Status read_device(int device, DeviceInfo& info) {
       (err = cudaDeviceGetAttribute(&info.sm_count, cudaDevAttrMultiProcessorCount, device)) !=
           cudaSuccess ||
       (err = cudaDeviceGetAttribute(&info.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
-                                    device)) != cudaSuccess ||
-      (err = cudaDeviceGetAttribute(&info.smem_per_sm,
-                                    cudaDevAttrMaxSharedMemoryPerMultiprocessor, device)) !=
-          cudaSuccess ||
-      (err = cudaDeviceGetAttribute(&info.smem_reserved, cudaDevAttrReservedSharedMemoryPerBlock,
                                     device)) != cudaSuccess) {
     (void)cudaGetLastError();
     return status_from(err);

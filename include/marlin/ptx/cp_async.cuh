@@ -44,21 +44,4 @@ __device__ __forceinline__ void cp_async_wait_group() {
 #endif
 }
 
-/// cp_async_wait_group<pending>() for a `pending` known only at run time, within
-/// [kLow, kHigh]: the instruction takes an immediate, so this dispatches over that range
-/// (a warp-uniform branch). A value outside the range waits for everything (kLow = 0 is safe).
-template <int kLow, int kHigh>
-__device__ __forceinline__ void cp_async_wait_group_dynamic(int pending) {
-  if constexpr (kLow <= kHigh) {
-    if (pending == kHigh) {
-      cp_async_wait_group<kHigh>();
-    } else {
-      cp_async_wait_group_dynamic<kLow, kHigh - 1>(pending);
-    }
-  } else {
-    (void)pending;
-    cp_async_wait_group<0>();
-  }
-}
-
 }  // namespace marlin::ptx
