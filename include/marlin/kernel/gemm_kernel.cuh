@@ -1,15 +1,20 @@
 // The fp16 x int4 GEMM kernel: one __global__ template per (m_blocks, tile, scale mode).
 //
-// Per CTA (8 warps), for each slice segment of its striped run (detail/partition.hpp):
+// Per CTA (8 warps), for each slice segment of its run (striped, or its rank's share of a
+// cluster split: detail/partition.hpp):
 //  1. a cp.async pipeline of kStages stages streams A (fp16; rows past M are zeroed once per
 //     segment and never copied), B (packed 4-bit) and, for grouped scales, one scale row per
 //     K tile into shared memory; each thread's copy addresses are set up once per segment and
 //     advanced by a constant per tile, and the loop is unrolled over the stages so that every
 //     shared-memory offset is an immediate;
-//  2. each warp owns a 64-column strip and every (8 / strips)-th k16 row of the tile: it loads
-//     A fragments with ldmatrix.x4 from an XOR-swizzled tile, dequantizes its lane's 16 bytes
-//     of B in registers (dequant.cuh) and issues mma.sync m16n8k16 into fp32 accumulators;
-//  3. the warps that split K reduce in shared memory in a fixed order;
+//  2. mma.sync path (m_blocks 1..4): each warp owns a 64-column strip and every
+//     (8 / strips)-th k16 row of the tile: it loads A fragments with ldmatrix.x4 from an
+//     XOR-swizzled tile, dequantizes its lane's 16 bytes of B in registers (dequant.cuh) and
+//     issues mma.sync m16n8k16 into fp32 accumulators; the warps that split K then reduce in
+//     shared memory in a fixed order;
+//  3. warpgroup path (sm_90a, m_blocks kWgmmaMBlocks): each warpgroup owns 128 columns and all
+//     of K; its dequantized B words are the register operand of wgmma.m64n128k16, A the
+//     shared-memory operand; the accumulators go to shared memory as the tile to write;
 //  4. a CTA that owns the whole slice writes C. Otherwise, in a cluster split (sm_90), the
 //     slice's CTAs form one cluster and sum each other's reduction tiles through distributed
 //     shared memory; in striped runs a CTA stores an fp32 partial to the workspace and the last
@@ -46,11 +51,12 @@ struct Params {
 };
 
 /// Compile-time geometry of one kernel instance.
-template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped>
+template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGroupedScales>
 struct Geometry {
   static constexpr int kTileM = 16 * kMBlocks;
   static constexpr int kTileN = 16 * kNBlocks;
   static constexpr int kTileK = 16 * kKBlocks;
+  static constexpr bool kGrouped = kGroupedScales;
   static constexpr int kWarpsN = kTileN / 64;       // warps across N, one 64-column strip each
   static constexpr int kWarpsK = kWarps / kWarpsN;  // warps splitting K inside the tile
   static constexpr int kSubSteps = kKBlocks / kWarpsK;  // k16 rows per warp per stage
@@ -59,13 +65,14 @@ struct Geometry {
   static constexpr int kAStage = kTileM * kAVecsPerRow;  // [kTileM][kTileK / 8], swizzled
   static constexpr int kBVecsPerRow = kTileN / 2;        // one k16 row of the tile
   static constexpr int kBStage = kKBlocks * kBVecsPerRow;  // [kKBlocks][kTileN / 2]
-  static constexpr int kSStage = kGrouped ? kTileN / 8 : 0;  // [kTileN] fp16
+  static constexpr int kSStage = kGroupedScales ? kTileN / 8 : 0;  // [kTileN] fp16
   static constexpr int kStage = kAStage + kBStage + kSStage;
   static constexpr int kRedStride = kTileN + 8;  // floats; +8 makes fragment stores conflict-free
   static constexpr int kOutVecsPerRow = kTileN / 8;  // 8 outputs (16 bytes of fp16) per vector
   static_assert(kAVecsPerRow >= 8, "the A swizzle permutes 8 vectors of a row");
   static_assert(kSubSteps >= 1 && kWarpsK * kSubSteps == kKBlocks, "K must split evenly");
-  static_assert(kStage * 16 == stage_bytes(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGrouped),
+  static_assert(kStage * 16 ==
+                    stage_bytes(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGroupedScales),
                 "the host's stage size must match the kernel's");
 };
 
@@ -123,19 +130,20 @@ __device__ __forceinline__ void keep_live_all(T (&a)[kN]) {
 
 }  // namespace detail_kernel
 
-/// Writes one segment's fp32 tile `sh_red` ([kRows][kCols + 8], complete in shared memory,
-/// all threads synchronized) for `slice`, K tiles [k_begin, k_end): straight to C when the
-/// segment is the whole slice; otherwise summed over the slice's cluster (cluster split) or
-/// through the workspace (striped runs). Rows past `rows` are not written. Every thread of the
-/// CTA calls it; `is_last_arrival` is a shared-memory flag.
-template <int kRows, int kCols, bool kGrouped>
+/// Writes one segment's fp32 tile `sh_red` ([G::kTileM][G::kRedStride], complete in shared
+/// memory, all threads synchronized) for `slice`, K tiles [k_begin, k_end): straight to C when
+/// the segment is the whole slice; otherwise summed over the slice's cluster (cluster split)
+/// or through the workspace (striped runs). Rows past `rows` are not written. Every thread of
+/// the CTA calls it; `is_last_arrival` is a shared-memory flag.
+template <class G>
 __device__ __forceinline__ void write_tile(const Params& params, const float* sh_red, int slice,
                                            int k_begin, int k_end, int rows,
                                            int& is_last_arrival) {
-  constexpr int kTileM = kRows;
-  constexpr int kTileN = kCols;
-  constexpr int kRedStride = kCols + 8;  // floats
-  constexpr int kOutVecsPerRow = kCols / 8;
+  constexpr int kTileM = G::kTileM;
+  constexpr int kTileN = G::kTileN;
+  constexpr int kRedStride = G::kRedStride;
+  constexpr int kOutVecsPerRow = G::kOutVecsPerRow;
+  constexpr bool kGrouped = G::kGrouped;
   const detail::Partition& part = params.part;
   const int tid = static_cast<int>(threadIdx.x);
   const int cta = static_cast<int>(blockIdx.x);
@@ -247,7 +255,7 @@ template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped>
 __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) {
 #if defined(MARLIN_SM80_ENABLED)
   using G = Geometry<kMBlocks, kNBlocks, kKBlocks, kGrouped>;
-  // The warpgroup path (sm_90, M > 64 rows per tile): wgmma with the dequantized weights as
+  // The warpgroup path (sm_90a, 128-row tiles): wgmma with the dequantized weights as
   // the register operand and the A tile, read through a 128-byte-swizzle descriptor, as the
   // shared-memory operand. Loads, pipeline and epilogue are shared with the mma.sync path.
   constexpr bool kWgmma = kMBlocks > kMaxMBlocks;
@@ -544,8 +552,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         __syncthreads();
       }
     }
-    write_tile<G::kTileM, G::kTileN, kGrouped>(params, sh_red, slice, k_begin, k_end, rows,
-                                              is_last_arrival);
+    write_tile<G>(params, sh_red, slice, k_begin, k_end, rows, is_last_arrival);
     __syncthreads();  // the reduction tile is read before the next segment's loads land
   }
 #else
