@@ -59,17 +59,30 @@ struct DeviceInfo {
   int device = 0;
   int sm_count = 0;
   int cc_major = 0;
-  int smem_optin = 0;  ///< opt-in shared memory per block, bytes
-  bool wgmma = false;  ///< the code that runs on it is sm_90a (has the warpgroup kernel)
+  int smem_optin = 0;     ///< opt-in shared memory per block, bytes
+  bool cluster = false;   ///< the code that runs on it was compiled for sm_90+ (clusters)
+  bool wgmma = false;     ///< the code that runs on it is sm_90a (has the warpgroup kernel)
 };
 
-/// Probe for sm_90a code: its static shared memory is nonzero only in the sm_90a image, so
-/// cudaFuncGetAttributes tells, without a launch, whether the image that runs on the current
-/// device has the wgmma instructions. Never launched. (A template: header-only, no ODR clash.)
+/// Static shared memory of arch_probe_kernel in code compiled for sm_90 (plain or from PTX).
+inline constexpr int kProbeSm90Bytes = 128;
+/// Static shared memory of arch_probe_kernel in code compiled for sm_90a.
+inline constexpr int kProbeSm90aBytes = 256;
+
+/// Probe of the code that runs on the current device: what the compiler's target was is not
+/// visible to the host (an sm_90 GPU may run sm_90a or sm_90 machine code, or code JIT-compiled
+/// from compute_80 PTX, and cudaFuncAttributes::binaryVersion describes the machine code, not
+/// the source's target), but this kernel's static shared memory is: 0 below sm_90,
+/// kProbeSm90Bytes for sm_90, kProbeSm90aBytes for sm_90a. cudaFuncGetAttributes reads it
+/// without a launch; the kernel is never launched. (A template: header-only, no ODR clash.)
 template <int kUnused = 0>
-__global__ void wgmma_probe_kernel(int* out) {
+__global__ void arch_probe_kernel(int* out) {
 #if defined(MARLIN_SM90A_ENABLED)
-  __shared__ int marker[32];
+  __shared__ int marker[kProbeSm90aBytes / sizeof(int)];
+#elif defined(MARLIN_SM90_ENABLED)
+  __shared__ int marker[kProbeSm90Bytes / sizeof(int)];
+#endif
+#if defined(MARLIN_SM90_ENABLED)
   marker[threadIdx.x % 32] = 1;
   __syncthreads();
   *out = marker[0];
@@ -103,15 +116,18 @@ inline Status read_device(int device, DeviceInfo& info) {
     (void)cudaGetLastError();
     return status_from(err);
   }
-  // Only an sm_90 device can run the sm_90a image (the current device is `device` here).
+  // On sm_90+ devices, what the code this binary runs there was compiled for (the current
+  // device is `device` here; the kernels come from the same compilation as the probe).
+  info.cluster = false;
   info.wgmma = false;
-  if (info.cc_major == 9) {
+  if (info.cc_major >= 9) {
     cudaFuncAttributes attrs{};
-    if ((err = cudaFuncGetAttributes(&attrs, wgmma_probe_kernel<>)) != cudaSuccess) {
+    if ((err = cudaFuncGetAttributes(&attrs, arch_probe_kernel<>)) != cudaSuccess) {
       (void)cudaGetLastError();
       return status_from(err);
     }
-    info.wgmma = attrs.sharedSizeBytes > 0;
+    info.cluster = attrs.sharedSizeBytes >= static_cast<std::size_t>(kProbeSm90Bytes);
+    info.wgmma = attrs.sharedSizeBytes >= static_cast<std::size_t>(kProbeSm90aBytes);
   }
   return Status::kSuccess;
 }
@@ -140,10 +156,11 @@ struct ClusterLaunch {
 };
 
 /// What a call learns once per process and reuses: each device's properties and, per
-/// (device, kernel), the CTAs per SM after the kernel's shared-memory limit was raised. A
-/// call costs two cheap runtime queries and one uncontended lock once this is warm.
-/// Limitation: after cudaDeviceReset() the raised limits are gone but still cached, and the
-/// next launch that needs more than 48 KB of shared memory fails with kErrorCudaError.
+/// (device, kernel), the CTAs per SM after the kernel's shared-memory limit was raised and the
+/// clusters that fit. A call costs two cheap runtime queries and one uncontended lock once
+/// this is warm. Limitation: after cudaDeviceReset() the raised limits are gone but still
+/// cached, so a launch that needs more than 48 KB of shared memory can fail (reported as
+/// kErrorCudaError); restart the process after a reset.
 class PlanCache {
  public:
   static PlanCache& instance() {
@@ -165,80 +182,70 @@ class PlanCache {
     return Status::kSuccess;
   }
 
-  /// What the plan needs of one kernel on one device.
-  struct KernelInfo {
-    int ctas_per_sm = 0;     ///< 0 when it does not fit an SM at all
-    int binary_version = 0;  ///< of the machine code that runs, e.g. 90 for sm_90
-  };
-
-  /// `kernel`'s occupancy on one SM of `dev` with `smem` bytes of dynamic shared memory
-  /// (raising the kernel's limit to `smem` first), computed on first use; ctas_per_sm is 0
-  /// when `smem` and the kernel's static shared memory exceed what one block may opt into.
+  /// CTAs of `kernel` that fit one SM of `dev` with `smem` bytes of dynamic shared memory
+  /// (raising the kernel's limit to `smem` first), computed on first use; 0 when `smem` and
+  /// the kernel's static shared memory exceed what one block may opt into.
   template <class Kernel>
-  Status kernel_info(const DeviceInfo& dev, Kernel kernel, int smem, KernelInfo& info) {
-    const void* key = reinterpret_cast<const void*>(kernel);
-    const std::lock_guard<std::mutex> lock(mutex_);
-    for (const KernelEntry& e : kernels_) {
-      if (e.device == dev.device && e.kernel == key && e.smem == smem && e.cluster == 0) {
-        info = e.info;
-        return Status::kSuccess;
+  Status ctas_per_sm(const DeviceInfo& dev, Kernel kernel, int smem, int& ctas) {
+    return cached(dev.device, reinterpret_cast<const void*>(kernel), smem, 0, ctas, [&] {
+      cudaFuncAttributes attrs{};
+      cudaError_t err = cudaFuncGetAttributes(&attrs, kernel);
+      ctas = 0;
+      if (err == cudaSuccess &&
+          smem + static_cast<int>(attrs.sharedSizeBytes) <= dev.smem_optin) {
+        err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        if (err == cudaSuccess) {
+          err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, kThreads, smem);
+        }
       }
-    }
-    cudaFuncAttributes attrs{};
-    cudaError_t err = cudaFuncGetAttributes(&attrs, kernel);
-    info = KernelInfo{};
-    if (err == cudaSuccess && smem + static_cast<int>(attrs.sharedSizeBytes) <= dev.smem_optin) {
-      info.binary_version = attrs.binaryVersion;
-      err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-      if (err == cudaSuccess) {
-        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&info.ctas_per_sm, kernel, kThreads,
-                                                            smem);
-      }
-    }
-    if (err != cudaSuccess) {
-      (void)cudaGetLastError();
-      return status_from(err);
-    }
-    kernels_.push_back(KernelEntry{dev.device, key, smem, 0, info, 0});
-    return Status::kSuccess;
+      return err;
+    });
   }
 
   /// How many clusters of `cluster` CTAs of `kernel` (shared-memory limit already raised by
-  /// kernel_info) can be resident on `dev` at once; computed on first use.
+  /// ctas_per_sm) can be resident on `dev` at once; computed on first use.
   template <class Kernel>
   Status active_clusters(const DeviceInfo& dev, Kernel kernel, int smem, int cluster,
                          int& clusters) {
-    const void* key = reinterpret_cast<const void*>(kernel);
-    const std::lock_guard<std::mutex> lock(mutex_);
-    for (const KernelEntry& e : kernels_) {
-      if (e.device == dev.device && e.kernel == key && e.smem == smem && e.cluster == cluster) {
-        clusters = e.clusters;
-        return Status::kSuccess;
-      }
-    }
-    ClusterLaunch launch(cluster, cluster, smem, nullptr);
-    clusters = 0;
-    if (const cudaError_t err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config);
-        err != cudaSuccess) {
-      (void)cudaGetLastError();
-      return status_from(err);
-    }
-    kernels_.push_back(KernelEntry{dev.device, key, smem, cluster, KernelInfo{}, clusters});
-    return Status::kSuccess;
+    return cached(dev.device, reinterpret_cast<const void*>(kernel), smem, cluster, clusters,
+                  [&] {
+                    const ClusterLaunch launch(cluster, cluster, smem, nullptr);
+                    clusters = 0;
+                    return cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config);
+                  });
   }
 
  private:
-  struct KernelEntry {
+  struct Entry {
     int device;
     const void* kernel;
     int smem;
-    int cluster;  ///< 0: a kernel_info entry; else an active_clusters entry
-    KernelInfo info;
-    int clusters;
+    int cluster;  ///< 0: CTAs per SM; else active clusters of this size
+    int value;
   };
+
+  /// `value` for the key, from the table or else from `compute` (a CUDA call that sets it).
+  template <class Compute>
+  Status cached(int device, const void* kernel, int smem, int cluster, int& value,
+                Compute compute) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (const Entry& e : entries_) {
+      if (e.device == device && e.kernel == kernel && e.smem == smem && e.cluster == cluster) {
+        value = e.value;
+        return Status::kSuccess;
+      }
+    }
+    if (const cudaError_t err = compute(); err != cudaSuccess) {
+      (void)cudaGetLastError();
+      return status_from(err);
+    }
+    entries_.push_back(Entry{device, kernel, smem, cluster, value});
+    return Status::kSuccess;
+  }
+
   std::mutex mutex_;
   std::vector<DeviceInfo> devices_;
-  std::vector<KernelEntry> kernels_;
+  std::vector<Entry> entries_;
 };
 
 /// Reads the current device's properties (cached per device after the first call).
@@ -362,52 +369,50 @@ template <class Config>
 Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   const bool grouped = args.group_size != -1;
   PlanCache& cache = PlanCache::instance();
-  PlanCache::KernelInfo info;
-  // Large M on sm_90 (AutoTile only): the warpgroup kernel, where its sm_90 machine code runs.
+  // Takes kernel (config, m_blocks): its shared memory and, once per device and kernel (the
+  // value is fixed, so calls from several host threads never race on it), its raised
+  // shared-memory limit and occupancy.
+  int fit_per_sm = 0;
+  auto take = [&](int config, int m_blocks) {
+    plan.config = config;
+    plan.m_blocks = m_blocks;
+    plan.smem = smem_bytes(kTileConfigs[config], m_blocks, grouped);
+    if (plan.smem > dev.smem_optin) return Status::kErrorInsufficientSharedMemory;
+    plan.kernel = select_kernel<Config>(config, m_blocks, grouped);
+    return cache.ctas_per_sm(dev, plan.kernel, plan.smem, fit_per_sm);
+  };
+  // Large M where sm_90a code runs (AutoTile only): the warpgroup kernel, unless it does not
+  // fit the device, which leaves the mma.sync kernel.
   bool wgmma = false;
   if constexpr (std::is_same_v<Config, AutoTile>) {
     if (kWgmmaPath && dev.wgmma && use_wgmma(args.m, args.n)) {
-      plan.config = kWgmmaConfig;
-      plan.m_blocks = kWgmmaMBlocks;
-      plan.smem = smem_bytes(kTileConfigs[plan.config], plan.m_blocks, grouped);
-      plan.kernel = select_kernel<Config>(plan.config, plan.m_blocks, grouped);
-      if (plan.smem <= dev.smem_optin) {
-        if (const Status st = cache.kernel_info(dev, plan.kernel, plan.smem, info);
-            st != Status::kSuccess) {
-          return st;
-        }
-        wgmma = info.ctas_per_sm >= 1;
-      }
+      const Status st = take(kWgmmaConfig, kWgmmaMBlocks);
+      if (st != Status::kSuccess && st != Status::kErrorInsufficientSharedMemory) return st;
+      wgmma = st == Status::kSuccess && fit_per_sm >= 1;
     }
   }
   if (!wgmma) {
+    int config = 0;
     if constexpr (std::is_same_v<Config, AutoTile>) {
-      plan.config = select_tile_config(args.m, args.n);
+      config = select_tile_config(args.m, args.n);
     } else {
-      plan.config = Config::kConfig;
+      config = Config::kConfig;
     }
-    if (!tile_divides(plan.config, args.n)) return Status::kErrorUnsupportedShape;
-    plan.m_blocks = select_m_blocks(args.m);
-    plan.smem = smem_bytes(kTileConfigs[plan.config], plan.m_blocks, grouped);
-    if (plan.smem > dev.smem_optin) return Status::kErrorInsufficientSharedMemory;
-    plan.kernel = select_kernel<Config>(plan.config, plan.m_blocks, grouped);
-    // Raises the kernel's shared-memory limit (once per device and kernel: the value is
-    // fixed, so calls from several host threads never race on it) and reads its occupancy.
-    if (const Status st = cache.kernel_info(dev, plan.kernel, plan.smem, info);
-        st != Status::kSuccess) {
+    if (!tile_divides(config, args.n)) return Status::kErrorUnsupportedShape;
+    if (const Status st = take(config, select_m_blocks(args.m)); st != Status::kSuccess) {
       return st;
     }
   }
   const TileConfig tile = kTileConfigs[plan.config];
-  if (info.ctas_per_sm < 1) return Status::kErrorInsufficientSharedMemory;
-  const int ctas_per_sm = info.ctas_per_sm < kMaxCtasPerSm ? info.ctas_per_sm : kMaxCtasPerSm;
+  if (fit_per_sm < 1) return Status::kErrorInsufficientSharedMemory;
+  const int ctas_per_sm = fit_per_sm < kMaxCtasPerSm ? fit_per_sm : kMaxCtasPerSm;
   const int capacity = ctas_per_sm * dev.sm_count;
 
   // Far fewer slices than resident CTAs (small layers, small batches): on sm_90 split each
   // slice's K over a cluster of CTAs that reduces in shared memory, rather than over striped
   // runs that reduce through the workspace (select_split says when; bench/NOTES.md). The
   // split is the largest that keeps every cluster resident at once.
-  if (kClusterSplit && dev.cc_major >= 9 && info.binary_version >= 90) {
+  if (kClusterSplit && dev.cluster) {
     const int k_tiles = args.k / tile.tile_k();
     const int slices = (args.n / tile.tile_n()) * m_groups_for(args.m, plan.m_blocks);
     int split = select_split(slices, k_tiles, ctas_per_sm, dev.sm_count, kMaxClusterSplit);
