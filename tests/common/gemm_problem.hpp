@@ -209,7 +209,7 @@ Comparison compare(const std::vector<uint16_t>& c, const std::vector<Ref>& ref) 
   Comparison cmp;
   double num = 0, den = 0;
   for (size_t i = 0; i < ref.size(); ++i) den += static_cast<double>(ref[i]) * ref[i];
-  const double ref_rms = rms(ref);
+  const double ref_rms = std::sqrt(den / static_cast<double>(ref.empty() ? 1 : ref.size()));
   for (size_t i = 0; i < ref.size(); ++i) {
     const double got = marlin::half_to_float(c[i]);
     const double want = ref[i];

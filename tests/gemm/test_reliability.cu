@@ -292,6 +292,20 @@ TEST(Reliability, LargeMagnitudeInputsAgreeWithReference) {
   }
 }
 
+/// Two results of one problem whose partitions differ only reorder fp32 sums: each element of
+/// `c` is within one fp16 ulp of `first`, or, near zero (cancellation), within 2^-12 rms(ref),
+/// the accumulation-order term of MARLIN_EXPECT_CLOSE's bound.
+void expect_equal_up_to_sum_order(const std::vector<uint16_t>& c,
+                                  const std::vector<uint16_t>& first,
+                                  const std::vector<float>& ref) {
+  ASSERT_EQ(c.size(), first.size());
+  const float tol = static_cast<float>(std::ldexp(marlin_test::rms(ref), -12));
+  for (size_t i = 0; i < c.size(); ++i) {
+    const float x = marlin::half_to_float(c[i]), y = marlin::half_to_float(first[i]);
+    ASSERT_LE(std::fabs(x - y), std::ldexp(std::fabs(y), -10) + tol) << "element " << i;
+  }
+}
+
 /// Runs `plan` (partition already set) on `p` into a poisoned C with a fresh zeroed workspace,
 /// checks C against `ref` and that the workspace's counters are left zero; C goes to `c`.
 void run_partition(GemmProblem& p, const marlin::detail::Plan& plan,
@@ -327,14 +341,8 @@ TEST(Reliability, ResultsDoNotDependOnTheNumberOfCtasBeyondRounding) {
       ASSERT_NO_FATAL_FAILURE(run_partition(p, plan, ref, c));
       if (first.empty()) {
         first = c;
-        continue;
-      }
-      // Different splits only reorder fp32 sums: outputs differ by at most one fp16 ulp, or
-      // near zero (cancellation) by a rounding of the sums' size.
-      const float tol = static_cast<float>(std::ldexp(marlin_test::rms(ref), -12));
-      for (size_t i = 0; i < c.size(); ++i) {
-        const float x = marlin::half_to_float(c[i]), y = marlin::half_to_float(first[i]);
-        ASSERT_LE(std::fabs(x - y), std::ldexp(std::fabs(y), -10) + tol) << "element " << i;
+      } else {
+        ASSERT_NO_FATAL_FAILURE(expect_equal_up_to_sum_order(c, first, ref));
       }
     }
   }
@@ -379,11 +387,7 @@ TEST(Reliability, ClusterSplitsAgreeWithTheReference) {
         if (first.empty()) {
           first = c;
         } else if (run == 0) {
-          const float tol = static_cast<float>(std::ldexp(marlin_test::rms(ref), -12));
-          for (size_t i = 0; i < c.size(); ++i) {
-            const float x = marlin::half_to_float(c[i]), y = marlin::half_to_float(first[i]);
-            ASSERT_LE(std::fabs(x - y), std::ldexp(std::fabs(y), -10) + tol) << "element " << i;
-          }
+          ASSERT_NO_FATAL_FAILURE(expect_equal_up_to_sum_order(c, first, ref));
         }
         if (run == 0) {
           run0 = c;
