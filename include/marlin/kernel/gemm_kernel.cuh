@@ -120,8 +120,9 @@ __device__ __forceinline__ void zero(T (&a)[kN]) {
   for (int i = 0; i < kN; ++i) zero(a[i]);
 }
 
-/// ptx::keep_live over every float of a (nested) array.
+/// ptx::keep_live over every element of a (nested) array of floats or 32-bit words.
 __device__ __forceinline__ void keep_live_all(float& x) { ptx::keep_live(x); }
+__device__ __forceinline__ void keep_live_all(uint32_t& x) { ptx::keep_live(x); }
 template <class T, int kN>
 __device__ __forceinline__ void keep_live_all(T (&a)[kN]) {
 #pragma unroll
@@ -367,7 +368,13 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     // Multiplies pipeline stage `stage` into acc: the warpgroup path. Warp w of warpgroup wg
     // dequantizes word w % 4 of each lane's 16 bytes of the two 64-column strips 2 wg and
     // 2 wg + 1: the two 8-column halves of that word's B fragments are the row halves of a
-    // 16 x 16 A fragment of wgmma (rows = columns of C).
+    // 16 x 16 A fragment of wgmma (rows = columns of C). The stage runs as two halves of two
+    // k16 rows, each its own wgmma group with its own fragment registers (frags[half]): a
+    // half is dequantized while the other half's products run, and `wait_group 1` after each
+    // commit frees the registers of the half issued before it. The last half of a stage stays
+    // in flight across the next barrier (hence kAhead); the segment's end waits for it.
+    using Frags = std::conditional_t<kWgmma, uint32_t[2][2][2][4], uint32_t[1]>;
+    [[maybe_unused]] Frags frags;  // [half][k16 row of the half][strip][register]
     [[maybe_unused]] auto compute_stage_wgmma = [&](int stage) {
       if constexpr (kWgmma) {
         const int wg = warp / 4, wq = warp % 4;
@@ -382,44 +389,42 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
                 sh_s + stage * G::kSStage + (2 * wg + s) * 8 + lane / 4)[wq];
           }
         }
-        uint32_t a_frag[kKBlocks][2][4];
-#pragma unroll
-        for (int kr = 0; kr < kKBlocks; ++kr) {
-#pragma unroll
-          for (int s = 0; s < 2; ++s) {
-            const uint32_t word = reinterpret_cast<const uint32_t*>(
-                b_tile + kr * G::kBVecsPerRow + (2 * wg + s) * 32 + lane)[wq];
-            FragB f[2];
-            dequant_u4b8(word, f);
-            if constexpr (kGrouped) {
-              scale_frag(f[0], __low2half(scale[s]));
-              scale_frag(f[1], __high2half(scale[s]));
-            }
-            a_frag[kr][s][0] = f[0].reg[0];
-            a_frag[kr][s][1] = f[1].reg[0];
-            a_frag[kr][s][2] = f[0].reg[1];
-            a_frag[kr][s][3] = f[1].reg[1];
-          }
-        }
         const char* const a_tile = reinterpret_cast<const char*>(sh_a + stage * G::kAStage);
-        ptx::wgmma_fence();
+        static_assert(kKBlocks == 4, "two halves of two k16 rows");
 #pragma unroll
-        for (int kr = 0; kr < kKBlocks; ++kr) {
-          const uint64_t desc = ptx::sw128_k_major_desc(a_tile + 32 * kr);
+        for (int half = 0; half < 2; ++half) {
 #pragma unroll
-          for (int s = 0; s < 2; ++s) {
-            ptx::wgmma_m64n128k16_f32_f16_rs(acc[s], a_frag[kr][s], desc, true);
+          for (int i = 0; i < 2; ++i) {
+            const int kr = 2 * half + i;
+#pragma unroll
+            for (int s = 0; s < 2; ++s) {
+              const uint32_t word = reinterpret_cast<const uint32_t*>(
+                  b_tile + kr * G::kBVecsPerRow + (2 * wg + s) * 32 + lane)[wq];
+              FragB f[2];
+              dequant_u4b8(word, f);
+              if constexpr (kGrouped) {
+                scale_frag(f[0], __low2half(scale[s]));
+                scale_frag(f[1], __high2half(scale[s]));
+              }
+              frags[half][i][s][0] = f[0].reg[0];
+              frags[half][i][s][1] = f[1].reg[0];
+              frags[half][i][s][2] = f[0].reg[1];
+              frags[half][i][s][3] = f[1].reg[1];
+            }
           }
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            const uint64_t desc = ptx::sw128_k_major_desc(a_tile + 32 * (2 * half + i));
+#pragma unroll
+            for (int s = 0; s < 2; ++s) {
+              ptx::wgmma_m64n128k16_f32_f16_rs(acc[s], frags[half][i][s], desc, true);
+            }
+          }
+          ptx::wgmma_commit_group();
+          ptx::wgmma_wait_group<1>();  // the other half's group is done: its registers are free
+          detail_kernel::keep_live_all(frags[1 - half]);
         }
-        ptx::wgmma_commit_group();
-        ptx::wgmma_wait_group<0>();  // the stage and a_frag are free once the products are done
-#pragma unroll
-        for (int kr = 0; kr < kKBlocks; ++kr)
-#pragma unroll
-          for (int s = 0; s < 2; ++s)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) ptx::keep_live(a_frag[kr][s][e]);
-        detail_kernel::keep_live_all(acc);
       }
     };
 
@@ -463,11 +468,14 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
       }
     };
 
-    // Pipeline: kStages - 1 tiles in flight before the first multiply; one group per tile.
-    // Tile t lives in stage t % kStages; the loop runs kStages tiles per trip so that the
-    // stage of each tile is a compile-time constant.
+    // Pipeline: kAhead tiles in flight before the first multiply; one group per tile. Tile t
+    // lives in stage t % kStages; the loop runs kStages tiles per trip so that the stage of
+    // each tile is a compile-time constant. mma.sync: kStages - 1 ahead (the stage refilled at
+    // tile t is tile t - 1's, finished by every warp at the barrier). wgmma: kStages - 2 ahead,
+    // because tile t - 1's last products may still be reading its stage after the barrier.
+    constexpr int kAhead = kWgmma ? kStages - 2 : kStages - 1;
 #pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) {
+    for (int s = 0; s < kAhead; ++s) {
       if (s < n_k) load_stage(s, k_begin + s);
       ptx::cp_async_commit_group();
     }
@@ -488,14 +496,12 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
       for (int s = 0; s < kStages; ++s) {
         const int t = t0 + s;
         if (t < n_k) {
-          ptx::cp_async_wait_group<kStages - 2>();
+          ptx::cp_async_wait_group<kAhead - 1>();
           // wgmma reads A through the async proxy: this thread's copies (and the zeroed rows)
           // must be visible to it before the barrier.
           if constexpr (kWgmma) ptx::fence_proxy_async_shared();
           __syncthreads();  // tile t landed for all threads; tile t - 1's stage is free again
-          if (t + kStages - 1 < n_k) {
-            load_stage((s + kStages - 1) % kStages, k_begin + t + kStages - 1);
-          }
+          if (t + kAhead < n_k) load_stage((s + kAhead) % kStages, k_begin + t + kAhead);
           ptx::cp_async_commit_group();
           if constexpr (kWgmma) {
             compute_stage_wgmma(s);
@@ -504,6 +510,11 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
           }
         }
       }
+    }
+    if constexpr (kWgmma) {
+      ptx::wgmma_wait_group<0>();  // the segment's last products are in acc
+      detail_kernel::keep_live_all(frags);
+      detail_kernel::keep_live_all(acc);
     }
     ptx::cp_async_wait_group<0>();
     __syncthreads();  // the pipeline's shared memory becomes the reduction tile
