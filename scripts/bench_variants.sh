@@ -4,6 +4,7 @@
 # every case as the control). Writes <out>/bench_<name>.json and prints each table's head.
 #   scripts/bench_variants.sh <out-dir> name=flags [name=flags ...]
 # e.g. scripts/bench_variants.sh /tmp/out stages4= stages6=-DMARLIN_PIPELINE_STAGES=6
+# FILTER=<regex> runs only the matching cases (--benchmark_filter), e.g. FILTER='/m(128|256)/'.
 set -uo pipefail
 out=$1
 shift
@@ -19,7 +20,8 @@ for variant in "$@"; do
   cmake --build "$build" -j 16 --target marlin_bench >"$out/build_$name.log" 2>&1 ||
     { tail -30 "$out/build_$name.log"; exit 1; }
   "$build/bench/marlin_bench" --benchmark_out="$out/bench_$name.json" \
-    --benchmark_out_format=json >"$out/run_$name.log" 2>&1 || { tail -20 "$out/run_$name.log"; exit 1; }
+    --benchmark_out_format=json --benchmark_filter="${FILTER:-.}" >"$out/run_$name.log" 2>&1 ||
+    { tail -20 "$out/run_$name.log"; exit 1; }
   echo "==== variant $name ($flags)"
   python3 bench/plot.py "$out/bench_$name.json" --out-dir "$out/plots_$name" >"$out/table_$name.md" 2>&1
   head -40 "$out/table_$name.md"

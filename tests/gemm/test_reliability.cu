@@ -400,8 +400,8 @@ TEST(Reliability, ClusterSplitsAgreeWithTheReference) {
 }
 
 // The sm_90a warpgroup kernel (large M): the automatic plan takes it where the device runs
-// sm_90a code, and every partition of it (striped over any CTA count, cluster splits) agrees
-// with the reference.
+// sm_90a code, and every partition of it (striped over any CTA count, whole slices, cluster
+// splits in one or several waves) agrees with the reference.
 TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
@@ -426,13 +426,15 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
     MARLIN_TEST_CUDA(cudaDeviceSynchronize());
     MARLIN_EXPECT_CLOSE(p, c_of(p), ref);
     const int k_tiles = k / marlin::kWgmmaTileK;
-    for (int max_ctas : {1, 3, 7, 50, 1000}) {
+    const int slices = n / marlin::kWgmmaTileN * ((m + marlin::kWgmmaTileM - 1) / marlin::kWgmmaTileM);
+    for (int max_ctas : {1, 3, 7, 50, 1000, slices}) {  // `slices`: one CTA per whole slice
       marlin::detail::set_partition(args, max_ctas, plan);
       SCOPED_TRACE("max_ctas " + std::to_string(max_ctas));
       std::vector<uint16_t> c;
       ASSERT_NO_FATAL_FAILURE(run_partition(p, plan, ref, c));
     }
-    for (int split : {2, 4}) {
+    // Splits of 8 over 24 slices (1000 x 768) launch more clusters than fit at once.
+    for (int split : {2, 4, 8}) {
       if (split > k_tiles) continue;
       marlin::detail::set_split(args, split, plan);
       ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));

@@ -179,6 +179,47 @@ TEST(Heuristics, WarpgroupKernelForFullTilesOfLargeM) {
                                    marlin::kWgmmaMBlocks, false) <= 227 * 1024);
 }
 
+TEST(Heuristics, WarpgroupPartitionByWaves) {
+  using marlin::detail::ClusterCapacity;
+  using marlin::detail::select_wgmma_split;
+  // The H200's capacity for the warpgroup kernel (136 KB of shared memory, one CTA per SM), as
+  // cudaOccupancyMaxActiveClusters reported it: 132 SMs, 66 clusters of 2, 39 of 3, ...
+  constexpr ClusterCapacity kH200{{0, 132, 66, 39, 30, 22, 17, 15, 15}};
+  // 4096 x 4096, M = 512 (64 slices of 64 K tiles): a split of 2, all clusters resident.
+  static_assert(select_wgmma_split(64, 64, kH200) == 2);
+  // M = 128 (16 slices): the largest split whose 16 clusters fit at once is 6.
+  static_assert(select_wgmma_split(16, 64, kH200) == 6);
+  // M = 1024 (128 slices): one wave of whole slices beats 63 striped tiles plus the reduction;
+  // so do 96 slices (4096 x 6144, M = 512), which no split of 2 or more fits at once.
+  static_assert(select_wgmma_split(128, 64, kH200) == 1);
+  static_assert(select_wgmma_split(96, 64, kH200) == 1);
+  // 28672 x 8192, M = 128 (32 slices of 448): a split of 3 (150 tiles) beats striped (109 +
+  // 6 + 40) by the model; measured 119 against 140 us.
+  static_assert(select_wgmma_split(32, 448, kH200) == 3);
+  // 8192 x 10240, M = 512 (160 slices of 128): two waves of whole slices (256) lose to striped
+  // runs (156 + 9 + 40).
+  static_assert(select_wgmma_split(160, 128, kH200) == 0);
+  // 16384 x 16384, M = 4096 (2048 slices of 256): 16 waves of whole slices (4096) beat striped
+  // runs (3972 + 248 + 40).
+  static_assert(select_wgmma_split(2048, 256, kH200) == 1);
+  // No split beyond the K tiles; whole slices where no clusters fit; the A/B policies.
+  static_assert(select_wgmma_split(2, 4, kH200) == 4);
+  constexpr ClusterCapacity kNoClusters{{0, 132}};
+  static_assert(select_wgmma_split(64, 64, kNoClusters) == 1);
+  static_assert(select_wgmma_split(128, 64, kH200, 2) == 0);
+  static_assert(select_wgmma_split(160, 128, kH200, 1) == 1);
+  for (int slices = 1; slices <= 600; ++slices) {
+    for (int k_tiles : {1, 2, 16, 64, 256}) {
+      const int split = select_wgmma_split(slices, k_tiles, kH200);
+      EXPECT_TRUE(split >= 0 && split <= 8 && split <= k_tiles) << slices << " " << k_tiles;
+      // a split is only chosen when all of its clusters are resident at once
+      if (split >= 2) {
+        EXPECT_LE(slices, kH200.clusters[split]) << slices << " " << k_tiles;
+      }
+    }
+  }
+}
+
 TEST(Heuristics, ClusterSplitOnlyWhereItMeasuredFaster) {
   using marlin::detail::select_split;
   // H200 decode (2 CTAs per SM, 132 SMs): 32 slices of 4096 x 4096 split 8 ways; 64 slices of

@@ -51,4 +51,52 @@ constexpr int select_split(int slices, int k_tiles, int ctas_per_sm, int sm_coun
   return split;
 }
 
+/// Most CTAs per cluster in a cluster split (the portable cluster size limit).
+inline constexpr int kMaxClusterSplit = 8;
+
+/// Resident capacity of the warpgroup kernel on one device: clusters[s] clusters of s CTAs fit
+/// at once (clusters[1]: single CTAs, i.e. SMs at one CTA per SM; 0 where a size is unusable).
+struct ClusterCapacity {
+  int clusters[kMaxClusterSplit + 1] = {};
+};
+
+/// Fixed cost, in K-tile times of one CTA, that a striped partition of the warpgroup kernel
+/// pays on top of its share of tiles (a second pipeline fill, the 128 KB fp32 partials stored
+/// and summed by the last arriver); measured on the H200 (bench/NOTES.md, change 7).
+inline constexpr int kWgmmaStripedCost = 40;
+/// Proportional cost of a striped partition: 1 / kWgmmaStripedSlowdown of its tiles (its CTAs
+/// work on slices far apart, which share less of A and B in L2 than neighbouring whole slices).
+inline constexpr int kWgmmaStripedSlowdown = 16;
+/// Cost in K-tile times of the distributed-shared-memory sum of a cluster split.
+inline constexpr int kWgmmaClusterCost = 2;
+
+/// How the warpgroup kernel (one CTA per SM, long K runs) covers `slices` slices of `k_tiles`
+/// K tiles: 1 = one CTA per whole slice (in as many waves as needed), s >= 2 = cluster split
+/// of s CTAs per slice with every cluster resident at once, 0 = striped runs over all SMs.
+/// Picks the cheapest by a wave model: whole slices take ceil(slices / SMs) waves of k_tiles;
+/// a split takes ceil(k_tiles / s) plus the cluster sum; striped runs take their share of all
+/// tiles plus the costs above. (Cluster splits in several waves measured up to 2x slower than
+/// this model on the H200, so they are not candidates: bench/NOTES.md, change 7.) Ties go to
+/// the simpler partition. `policy`: 0 the model; 1 never striped; 2 always striped (the last
+/// two for A/B measurement only).
+constexpr int select_wgmma_split(int slices, int k_tiles, const ClusterCapacity& cap,
+                                 int policy = 0) {
+  const long long sms = cap.clusters[1];
+  if (policy == 2 || sms < 1) return 0;
+  int best = 1;
+  long long best_cost = (slices + sms - 1) / sms * k_tiles;
+  for (int s = 2; s <= kMaxClusterSplit && s <= k_tiles; ++s) {
+    if (cap.clusters[s] < slices) continue;  // not every cluster resident at once
+    const long long cost = (k_tiles + s - 1) / s + kWgmmaClusterCost;
+    if (cost < best_cost) {
+      best = s;
+      best_cost = cost;
+    }
+  }
+  if (policy == 1) return best;
+  const long long share = (static_cast<long long>(slices) * k_tiles + sms - 1) / sms;
+  const long long striped = share + share / kWgmmaStripedSlowdown + kWgmmaStripedCost;
+  return striped < best_cost ? 0 : best;
+}
+
 }  // namespace marlin::detail

@@ -37,9 +37,6 @@ namespace detail {
 /// bandwidth once two CTAs keep the memory pipeline full.
 inline constexpr int kMaxCtasPerSm = 2;
 
-/// Most CTAs per cluster in a cluster split (the portable cluster size limit).
-inline constexpr int kMaxClusterSplit = 8;
-
 /// Whether plans may use the sm_90 cluster split (make_plan). Build with
 /// -DMARLIN_CLUSTER_SPLIT=0 only to measure the striped partition alone (bench/NOTES.md).
 #ifndef MARLIN_CLUSTER_SPLIT
@@ -53,6 +50,14 @@ inline constexpr bool kClusterSplit = MARLIN_CLUSTER_SPLIT != 0;
 #define MARLIN_WGMMA 1
 #endif
 inline constexpr bool kWgmmaPath = MARLIN_WGMMA != 0;
+
+/// Partition policy of the warpgroup kernel (select_wgmma_split): 0, the cost model. Build
+/// with -DMARLIN_WGMMA_PLAN=1 (never striped) or 2 (always striped) only to measure the
+/// alternatives (bench/NOTES.md).
+#ifndef MARLIN_WGMMA_PLAN
+#define MARLIN_WGMMA_PLAN 0
+#endif
+inline constexpr int kWgmmaPlan = MARLIN_WGMMA_PLAN;
 
 /// What the plan needs to know of the current device.
 struct DeviceInfo {
@@ -408,13 +413,37 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   const int ctas_per_sm = fit_per_sm < kMaxCtasPerSm ? fit_per_sm : kMaxCtasPerSm;
   const int capacity = ctas_per_sm * dev.sm_count;
 
+  const int k_tiles = args.k / tile.tile_k();
+  const int slices = (args.n / tile.tile_n()) * m_groups_for(args.m, plan.m_blocks);
+  // The warpgroup kernel: whole slices, a cluster split (in as many waves as needed) or
+  // striped runs, whichever the wave model of select_wgmma_split finds cheapest.
+  if (wgmma) {
+    ClusterCapacity cap;
+    cap.clusters[1] = capacity;
+    if (kClusterSplit && dev.cluster) {
+      for (int s = 2; s <= kMaxClusterSplit && s <= k_tiles; ++s) {
+        if (const Status st = cache.active_clusters(dev, plan.kernel, plan.smem, s,
+                                                    cap.clusters[s]);
+            st != Status::kSuccess) {
+          return st;
+        }
+      }
+    }
+    const int split = select_wgmma_split(slices, k_tiles, cap, kWgmmaPlan);
+    if (split >= 2) {
+      set_split(args, split, plan);
+    } else {
+      // Whole slices are striped runs of one slice each (within the grid limit).
+      set_partition(args, split == 1 && slices <= kMaxGrid ? slices : capacity, plan);
+    }
+    return Status::kSuccess;
+  }
+
   // Far fewer slices than resident CTAs (small layers, small batches): on sm_90 split each
   // slice's K over a cluster of CTAs that reduces in shared memory, rather than over striped
   // runs that reduce through the workspace (select_split says when; bench/NOTES.md). The
   // split is the largest that keeps every cluster resident at once.
   if (kClusterSplit && dev.cluster) {
-    const int k_tiles = args.k / tile.tile_k();
-    const int slices = (args.n / tile.tile_n()) * m_groups_for(args.m, plan.m_blocks);
     int split = select_split(slices, k_tiles, ctas_per_sm, dev.sm_count, kMaxClusterSplit);
     for (; split >= 2; --split) {
       int clusters = 0;

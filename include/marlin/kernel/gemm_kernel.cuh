@@ -2,11 +2,11 @@
 //
 // Per CTA (8 warps), for each slice segment of its run (striped, or its rank's share of a
 // cluster split: detail/partition.hpp):
-//  1. a cp.async pipeline of kStages stages streams A (fp16; rows past M are zeroed once per
-//     segment and never copied), B (packed 4-bit) and, for grouped scales, one scale row per
-//     K tile into shared memory; each thread's copy addresses are set up once per segment and
-//     advanced by a constant per tile, and the loop is unrolled over the stages so that every
-//     shared-memory offset is an immediate;
+//  1. a cp.async pipeline of stages_for(m_blocks) stages streams A (fp16; rows past M are
+//     zeroed once per segment and never copied), B (packed 4-bit) and, for grouped scales, one
+//     scale row per K tile into shared memory; each thread's copy addresses are set up once
+//     per segment and advanced by a constant per tile, and the loop is unrolled over the
+//     stages so that every shared-memory offset is an immediate;
 //  2. mma.sync path (m_blocks 1..4): each warp owns a 64-column strip and every
 //     (8 / strips)-th k16 row of the tile: it loads A fragments with ldmatrix.x4 from an
 //     XOR-swizzled tile, dequantizes its lane's 16 bytes of B in registers (dequant.cuh) and
@@ -271,9 +271,10 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
       smem_raw + ((kSmemAlign - (__cvta_generic_to_shared(smem_raw) & (kSmemAlign - 1))) &
                   (kSmemAlign - 1)) / sizeof(int4);
 
-  int4* const sh_a = smem;                         // [kStages][G::kAStage]
-  int4* const sh_b = sh_a + kStages * G::kAStage;  // [kStages][G::kBStage]
-  int4* const sh_s = sh_b + kStages * G::kBStage;  // [kStages][G::kSStage]
+  constexpr int kDepth = kWgmma ? kWgmmaStages : kStages;  // pipeline stages: stages_for()
+  int4* const sh_a = smem;                        // [kDepth][G::kAStage]
+  int4* const sh_b = sh_a + kDepth * G::kAStage;  // [kDepth][G::kBStage]
+  int4* const sh_s = sh_b + kDepth * G::kBStage;  // [kDepth][G::kSStage]
   float* const sh_red = reinterpret_cast<float*>(smem);  // [kTileM][kRedStride], after the pipe
 
   const detail::Partition& part = params.part;
@@ -469,11 +470,11 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     };
 
     // Pipeline: kAhead tiles in flight before the first multiply; one group per tile. Tile t
-    // lives in stage t % kStages; the loop runs kStages tiles per trip so that the stage of
-    // each tile is a compile-time constant. mma.sync: kStages - 1 ahead (the stage refilled at
-    // tile t is tile t - 1's, finished by every warp at the barrier). wgmma: kStages - 2 ahead,
+    // lives in stage t % kDepth; the loop runs kDepth tiles per trip so that the stage of
+    // each tile is a compile-time constant. mma.sync: kDepth - 1 ahead (the stage refilled at
+    // tile t is tile t - 1's, finished by every warp at the barrier). wgmma: kDepth - 2 ahead,
     // because tile t - 1's last products may still be reading its stage after the barrier.
-    constexpr int kAhead = kWgmma ? kStages - 2 : kStages - 1;
+    constexpr int kAhead = kWgmma ? kDepth - 2 : kDepth - 1;
 #pragma unroll
     for (int s = 0; s < kAhead; ++s) {
       if (s < n_k) load_stage(s, k_begin + s);
@@ -485,15 +486,15 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     if (rows < G::kTileM) {
       const int zero_vecs = (G::kTileM - rows) * G::kAVecsPerRow;
 #pragma unroll
-      for (int s = 0; s < kStages; ++s) {
+      for (int s = 0; s < kDepth; ++s) {
         for (int i = tid; i < zero_vecs; i += kThreads) {
           sh_a[s * G::kAStage + rows * G::kAVecsPerRow + i] = make_int4(0, 0, 0, 0);
         }
       }
     }
-    for (int t0 = 0; t0 < n_k; t0 += kStages) {
+    for (int t0 = 0; t0 < n_k; t0 += kDepth) {
 #pragma unroll
-      for (int s = 0; s < kStages; ++s) {
+      for (int s = 0; s < kDepth; ++s) {
         const int t = t0 + s;
         if (t < n_k) {
           ptx::cp_async_wait_group<kAhead - 1>();
@@ -501,7 +502,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
           // must be visible to it before the barrier.
           if constexpr (kWgmma) ptx::fence_proxy_async_shared();
           __syncthreads();  // tile t landed for all threads; tile t - 1's stage is free again
-          if (t + kAhead < n_k) load_stage((s + kAhead) % kStages, k_begin + t + kAhead);
+          if (t + kAhead < n_k) load_stage((s + kAhead) % kDepth, k_begin + t + kAhead);
           ptx::cp_async_commit_group();
           if constexpr (kWgmma) {
             compute_stage_wgmma(s);

@@ -34,6 +34,14 @@ inline constexpr int kWarps = kThreads / 32;
 #endif
 inline constexpr int kStages = MARLIN_PIPELINE_STAGES;
 static_assert(kStages >= 3 && kStages <= 8, "MARLIN_PIPELINE_STAGES must be within 3..8");
+/// Pipeline depth of the sm_90 warpgroup kernel, whose copies run kWgmmaStages - 2 tiles ahead
+/// (its last wgmma group of a tile is still reading when the next tile's barrier passes).
+/// Override with -DMARLIN_WGMMA_STAGES=n (4..8) only to measure other depths.
+#ifndef MARLIN_WGMMA_STAGES
+#define MARLIN_WGMMA_STAGES 4
+#endif
+inline constexpr int kWgmmaStages = MARLIN_WGMMA_STAGES;
+static_assert(kWgmmaStages >= 4 && kWgmmaStages <= 8, "MARLIN_WGMMA_STAGES must be within 4..8");
 /// The group size of grouped scales (the only one supported so far).
 inline constexpr int kGroupSize = 128;
 /// Largest m_blocks of one CTA tile; larger M runs as several 64-row problems in one launch.
@@ -92,10 +100,14 @@ constexpr int stage_bytes(TileConfig c, int m_blocks, bool grouped) {
   return a_stage + b_stage + s_stage;
 }
 
-/// Shared memory in bytes that a CTA of `m_blocks` x configuration `c` needs (kStages
+/// Pipeline depth of the kernel with `m_blocks` 16-row blocks: kWgmmaStages for the warpgroup
+/// kernel (m_blocks > kMaxMBlocks), kStages for the mma.sync kernels.
+constexpr int stages_for(int m_blocks) { return m_blocks > kMaxMBlocks ? kWgmmaStages : kStages; }
+
+/// Shared memory in bytes that a CTA of `m_blocks` x configuration `c` needs (stages_for
 /// pipeline stages; the fp32 reduction tile reuses the pipeline's memory).
 constexpr int smem_bytes(TileConfig c, int m_blocks, bool grouped) {
-  const int pipe = kStages * stage_bytes(c, m_blocks, grouped);
+  const int pipe = stages_for(m_blocks) * stage_bytes(c, m_blocks, grouped);
   const int reduce = 16 * m_blocks * (c.tile_n() + 8) * 4;  // fp32 reduction tile
   return (pipe > reduce ? pipe : reduce) + kSmemAlign;
 }
