@@ -584,4 +584,80 @@ TEST(Reliability, GemmCompletesWhileAnotherKernelOccupiesMostSms) {
   cudaStreamDestroy(work);
 }
 
+
+// Spins for `cycles` SM clocks, then copies `n_copy` halves of src to dst and fills `n_fill`
+// halves of `fill` with `value`. On sm_90 it first lets the next grid on the stream launch
+// (programmatic dependent launch), so a following marlin call runs alongside it and only its
+// own dependency wait keeps stream order.
+__global__ void slow_copy_and_fill(const uint16_t* src, uint16_t* dst, size_t n_copy,
+                                   uint16_t* fill, size_t n_fill, uint16_t value,
+                                   long long cycles) {
+  marlin::ptx::launch_dependents();
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+  const size_t stride = size_t(gridDim.x) * blockDim.x;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n_copy; i += stride) {
+    dst[i] = src[i];
+  }
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n_fill; i += stride) {
+    fill[i] = value;
+  }
+}
+
+// Programmatic dependent launch (sm_90) lets a call start before the kernel in front of it on
+// the stream has finished. The call must still read A only after that kernel's writes and write
+// C only after its reads, and a call whose A is the previous call's C must read the finished C.
+TEST(Reliability, CallsKeepStreamOrderWithTheKernelsAroundThem) {
+  MARLIN_REQUIRE_GPU();
+  int clock_khz = 0;
+  MARLIN_TEST_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  cudaStream_t stream;
+  MARLIN_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  // decode (cluster split or striped), a 16-row tile per-channel, and the warpgroup kernel
+  for (auto [m, g] : {std::tuple{1, 128}, std::tuple{16, -1}, std::tuple{256, 128}}) {
+    GemmProblem p1, p2;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p1, m, 4096, 4096, g, 90));
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p2, m, 4096, 4096, g, 91));
+    SCOPED_TRACE(p1.describe());
+    const size_t elems = size_t(m) * 4096;  // of A and of C alike
+    DeviceBuffer ws = zeroed(std::max(marlin::workspace_bytes(p1.args()),
+                                      marlin::workspace_bytes(p2.args())));
+    DeviceBuffer seen(elems * 2);
+    ASSERT_TRUE(seen);
+    marlin::GemmArgs chained = p2.args();
+    chained.a = p1.d_c.get();
+    // One call of each first, so that lazy module loading does not order the launches below.
+    ASSERT_EQ(marlin::gemm<>(p1.args(), ws.get(), ws.bytes(), stream), Status::kSuccess);
+    ASSERT_EQ(marlin::gemm<>(chained, ws.get(), ws.bytes(), stream), Status::kSuccess);
+    ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p1, stream));
+    MARLIN_TEST_CUDA(cudaStreamSynchronize(stream));
+    const uint16_t quarter = marlin::float_to_half(0.25f);
+    // It spins ~1 ms: far longer than the calls take.
+    slow_copy_and_fill<<<132, 256, 0, stream>>>(p1.d_c.as<uint16_t>(), seen.as<uint16_t>(),
+                                                elems, p1.d_a.as<uint16_t>(), elems, quarter,
+                                                static_cast<long long>(clock_khz));
+    MARLIN_TEST_CUDA(cudaGetLastError());
+    ASSERT_EQ(marlin::gemm<>(p1.args(), ws.get(), ws.bytes(), stream), Status::kSuccess);
+    ASSERT_EQ(marlin::gemm<>(chained, ws.get(), ws.bytes(), stream), Status::kSuccess);
+    MARLIN_TEST_CUDA(cudaStreamSynchronize(stream));
+    // The slow kernel read C before the first call wrote it (poison: all bits set).
+    const std::vector<uint16_t> before = marlin_test::to_host<uint16_t>(seen.get(), elems);
+    size_t overwritten = 0;
+    for (uint16_t x : before) overwritten += x != 0xFFFF;
+    EXPECT_EQ(overwritten, 0u) << "the call wrote C before the kernel in front of it read it";
+    // The first call multiplied the rewritten A (the reference reads A from the device).
+    const std::vector<uint16_t> a_now = marlin_test::to_host<uint16_t>(p1.d_a.get(), elems);
+    ASSERT_EQ(a_now.front(), quarter);
+    std::vector<float> ref;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p1, ref));
+    MARLIN_EXPECT_CLOSE(p1, c_of(p1), ref);
+    // The second call multiplied the first call's finished C.
+    MARLIN_TEST_CUDA(cudaMemcpy(p2.d_a.get(), p1.d_c.get(), elems * 2, cudaMemcpyDeviceToDevice));
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p2, ref));
+    MARLIN_EXPECT_CLOSE(p2, c_of(p2), ref);
+  }
+  MARLIN_TEST_CUDA(cudaStreamDestroy(stream));
+}
+
 }  // namespace

@@ -59,6 +59,14 @@ inline constexpr bool kWgmmaPath = MARLIN_WGMMA != 0;
 #endif
 inline constexpr int kWgmmaPlan = MARLIN_WGMMA_PLAN;
 
+/// Whether sm_90 launches use programmatic dependent launch (the kernel's setup and first
+/// weight prefetches overlap the tail of the previous kernel on the stream). Build with
+/// -DMARLIN_PDL=0 only to measure without it (bench/NOTES.md).
+#ifndef MARLIN_PDL
+#define MARLIN_PDL 1
+#endif
+inline constexpr bool kPdl = MARLIN_PDL != 0;
+
 /// What the plan needs to know of the current device.
 struct DeviceInfo {
   int device = 0;
@@ -137,27 +145,36 @@ inline Status read_device(int device, DeviceInfo& info) {
   return Status::kSuccess;
 }
 
-/// Launch configuration of `grid` CTAs of kThreads threads in clusters of `cluster` along x,
-/// with `smem` bytes of dynamic shared memory, on `stream`. Not copyable: `config` points at
-/// `attr`.
-struct ClusterLaunch {
+/// Launch configuration of `grid` CTAs of kThreads threads with `smem` bytes of dynamic shared
+/// memory on `stream`: in clusters of `cluster` CTAs along x when `cluster` > 0, and with
+/// programmatic stream serialization (programmatic dependent launch) when `pdl` is set. Not
+/// copyable: `config` points at `attrs`.
+struct LaunchConfig {
   cudaLaunchConfig_t config{};
-  cudaLaunchAttribute attr{};
+  cudaLaunchAttribute attrs[2]{};
 
-  ClusterLaunch(int grid, int cluster, int smem, cudaStream_t stream) {
+  LaunchConfig(int grid, int cluster, bool pdl, int smem, cudaStream_t stream) {
     config.gridDim = dim3(static_cast<unsigned>(grid), 1, 1);
     config.blockDim = dim3(kThreads, 1, 1);
     config.dynamicSmemBytes = static_cast<std::size_t>(smem);
     config.stream = stream;
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = static_cast<unsigned>(cluster);
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    config.attrs = &attr;
-    config.numAttrs = 1;
+    config.attrs = attrs;
+    config.numAttrs = 0;
+    if (cluster > 0) {
+      cudaLaunchAttribute& a = attrs[config.numAttrs++];
+      a.id = cudaLaunchAttributeClusterDimension;
+      a.val.clusterDim.x = static_cast<unsigned>(cluster);
+      a.val.clusterDim.y = 1;
+      a.val.clusterDim.z = 1;
+    }
+    if (pdl) {
+      cudaLaunchAttribute& a = attrs[config.numAttrs++];
+      a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      a.val.programmaticStreamSerializationAllowed = 1;
+    }
   }
-  ClusterLaunch(const ClusterLaunch&) = delete;
-  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+  LaunchConfig(const LaunchConfig&) = delete;
+  LaunchConfig& operator=(const LaunchConfig&) = delete;
 };
 
 /// What a call learns once per process and reuses: each device's properties and, per
@@ -214,7 +231,7 @@ class PlanCache {
                          int& clusters) {
     return cached(dev.device, reinterpret_cast<const void*>(kernel), smem, cluster, clusters,
                   [&] {
-                    const ClusterLaunch launch(cluster, cluster, smem, nullptr);
+                    const LaunchConfig launch(cluster, cluster, false, smem, nullptr);
                     clusters = 0;
                     return cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config);
                   });
@@ -332,6 +349,9 @@ struct Plan {
   Partition part;
   std::size_t counters_bytes = 0;   ///< offset of the partial slots in the workspace
   std::size_t workspace_bytes = 0;  ///< 0 when no slice is shared between CTAs
+  /// Launch with programmatic stream serialization: the kernel runs sm_90 code, which waits
+  /// for the previous grid (ptx::grid_dependency_wait) before touching its inputs or outputs.
+  bool pdl = false;
 };
 
 /// Bytes at the start of a workspace that hold the slice counters (kMaxGrid of them, at
@@ -412,11 +432,14 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   if (fit_per_sm < 1) return Status::kErrorInsufficientSharedMemory;
   const int ctas_per_sm = fit_per_sm < kMaxCtasPerSm ? fit_per_sm : kMaxCtasPerSm;
   const int capacity = ctas_per_sm * dev.sm_count;
+  // sm_90 code waits for the previous grid itself, so it may be launched early.
+  plan.pdl = kPdl && dev.cluster;
 
   const int k_tiles = args.k / tile.tile_k();
   const int slices = (args.n / tile.tile_n()) * m_groups_for(args.m, plan.m_blocks);
-  // The warpgroup kernel: whole slices, a cluster split (in as many waves as needed) or
-  // striped runs, whichever the wave model of select_wgmma_split finds cheapest.
+  // The warpgroup kernel: whole slices (in as many waves as needed), a cluster split with
+  // every cluster resident, or striped runs, whichever select_wgmma_split's model finds
+  // cheapest.
   if (wgmma) {
     ClusterCapacity cap;
     cap.clusters[1] = capacity;
@@ -486,8 +509,8 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
     params.partials =
         reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.counters_bytes);
   }
-  if (plan.part.split > 0) {
-    const ClusterLaunch launch(plan.part.grid, plan.part.split, plan.smem, stream);
+  if (plan.part.split > 0 || plan.pdl) {
+    const LaunchConfig launch(plan.part.grid, plan.part.split, plan.pdl, plan.smem, stream);
     if (const cudaError_t err = cudaLaunchKernelEx(&launch.config, plan.kernel, params);
         err != cudaSuccess) {
       (void)cudaGetLastError();

@@ -20,6 +20,9 @@
 //     shared memory; in striped runs a CTA stores an fp32 partial to the workspace and the last
 //     CTA to arrive on the slice sums all partials in CTA order and writes C.
 // Per-channel scales are applied once, to the fp32 result; grouped scales in dequantization.
+// On sm_90 the host launches with programmatic dependent launch: every CTA lets the next call
+// be scheduled at once, prefetches its first weight tiles into L2, and waits for the previous
+// grid on the stream before it reads A, scales or the workspace or writes C.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -33,6 +36,7 @@
 #include "../ptx/cp_async.cuh"
 #include "../ptx/ldmatrix.cuh"
 #include "../ptx/mma.cuh"
+#include "../ptx/pdl.cuh"
 #include "../ptx/wgmma.cuh"
 #include "tile_config.hpp"
 
@@ -302,6 +306,10 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
   const int cta = static_cast<int>(blockIdx.x);
   int run_begin = 0, run_end = 0;
   detail::cta_run(part, cta, run_begin, run_end);
+  // Programmatic dependent launch (sm_90): the next call on the stream may be scheduled as
+  // soon as every CTA of this one has started; it waits for this grid's completion itself.
+  ptx::launch_dependents();
+  bool dependency_pending = true;  // this CTA has not yet waited for the previous grid
 
   for (int idx = run_begin; idx < run_end;) {
     const int slice = idx / part.k_tiles;
@@ -475,6 +483,24 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     // tile t is tile t - 1's, finished by every warp at the barrier). wgmma: kDepth - 2 ahead,
     // because tile t - 1's last products may still be reading its stage after the barrier.
     constexpr int kAhead = kWgmma ? kDepth - 2 : kDepth - 1;
+    // Before its first copies, a CTA fetches the weights of its first kAhead tiles into L2
+    // (one prefetch per 128-byte line; safe before the wait, see ptx::prefetch_l2) and then
+    // waits for the previous grid in the stream (programmatic dependent launch; at once
+    // otherwise): nothing before this point reads A, scales or the workspace or writes C.
+    if (dependency_pending) {
+      static_assert(G::kBVecsPerRow % 8 == 0, "a B row of a tile is whole 128-byte lines");
+      if (tid % 8 == 0) {
+#pragma unroll
+        for (int s = 0; s < kAhead; ++s) {
+#pragma unroll
+          for (int it = 0; it < kBIters; ++it) {
+            if (s < n_k) ptx::prefetch_l2(b_src[it] + s * b_tile_step);
+          }
+        }
+      }
+      ptx::grid_dependency_wait();
+      dependency_pending = false;
+    }
 #pragma unroll
     for (int s = 0; s < kAhead; ++s) {
       if (s < n_k) load_stage(s, k_begin + s);
