@@ -23,9 +23,9 @@ constexpr bool tile_divides(int config, int n) {
 /// Index into kTileConfigs for an (m, n) problem (n % 64 == 0). The deep 128x128 tile keeps
 /// more weight bytes in flight per CTA and gives twice the slices; the 256-wide tile reuses each
 /// A fragment over more columns. Measured on the H200 (bench/NOTES.md, change 9): 128x128 is
-/// faster at M <= 16 everywhere, at 17 <= M <= 64 up to N = 10240 (by 5-23 %), and beyond 64
-/// rows up to N = 4096; 256x64 is faster for wider layers (by 3-10 %). N that only 64 divides
-/// takes 64x128.
+/// faster at M <= 16 everywhere, at 17 <= M <= 64 on layers up to N = 10240 (by 5-23 %) and
+/// beyond 64 rows up to N = 4096 (even at 6144); 256x64 on the wider layers (by 3-10 %), from
+/// N = 16384 and 8192 respectively. N that only 64 divides takes 64x128.
 constexpr int select_tile_config(int m, int n) {
   const int wide_from_n = m <= 16 ? 0 : m <= 64 ? 16384 : 8192;  // 0: never
   if (wide_from_n > 0 && n >= wide_from_n && tile_divides(1, n)) return 1;
