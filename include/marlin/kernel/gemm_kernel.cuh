@@ -60,6 +60,7 @@ struct Geometry {
   static constexpr int kTileM = 16 * kMBlocks;
   static constexpr int kTileN = 16 * kNBlocks;
   static constexpr int kTileK = 16 * kKBlocks;
+  static constexpr int kDepth = stages_for(kMBlocks);  // pipeline stages
   static constexpr bool kGrouped = kGroupedScales;
   static constexpr int kWarpsN = kTileN / 64;       // warps across N, one 64-column strip each
   static constexpr int kWarpsK = kWarps / kWarpsN;  // warps splitting K inside the tile
@@ -275,7 +276,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
       smem_raw + ((kSmemAlign - (__cvta_generic_to_shared(smem_raw) & (kSmemAlign - 1))) &
                   (kSmemAlign - 1)) / sizeof(int4);
 
-  constexpr int kDepth = kWgmma ? kWgmmaStages : kStages;  // pipeline stages: stages_for()
+  constexpr int kDepth = G::kDepth;
   int4* const sh_a = smem;                        // [kDepth][G::kAStage]
   int4* const sh_b = sh_a + kDepth * G::kAStage;  // [kDepth][G::kBStage]
   int4* const sh_s = sh_b + kDepth * G::kBStage;  // [kDepth][G::kSStage]
