@@ -1,9 +1,10 @@
 // Striped partitioning of the tile space across CTAs, and the slots of the cross-CTA fp32
 // reduction. Host and device; compiles without nvcc (and is tested on the host).
 //
-// Tiles are ordered K-first within each slice (one tile_n column strip of one 64-row group
-// of M): tile index = slice * k_tiles + k_tile, slice = n_tile * m_groups + m_group, so CTAs
-// working at the same time on neighbouring slices read the same B strip and share it in L2.
+// Tiles are ordered K-first within each slice (one tile_n column strip of one tile_m-row
+// group of M): tile index = slice * k_tiles + k_tile, slice = n_tile * m_groups + m_group, so
+// CTAs working at the same time on neighbouring slices read the same B strip and share it in
+// L2.
 // CTA b takes the contiguous run [b * iters, (b + 1) * iters): a run may span several slices
 // and a slice may be shared by several CTAs. A CTA that covers only part of a slice writes its
 // fp32 partial to its own slot and arrives on the slice's counter; the last to arrive sums the
@@ -27,7 +28,7 @@ inline constexpr int kMaxGrid = 4096;
 struct Partition {
   int k_tiles = 0;   ///< tiles along K
   int n_tiles = 0;   ///< tiles along N
-  int m_groups = 0;  ///< 64-row groups of M (1 when M <= 64)
+  int m_groups = 0;  ///< tile_m-row groups of M (tile_m = 16 m_blocks)
   int slices = 0;    ///< n_tiles * m_groups
   int total = 0;     ///< slices * k_tiles
   int iters = 0;     ///< tiles per CTA (the last CTA may get fewer); striped runs only

@@ -1,6 +1,7 @@
 // Thread-block clusters (sm_90+): the cluster barrier and reads of another CTA's shared
 // memory (distributed shared memory). Compiled to a trap below sm_90; the host launches
-// clusters only for kernels whose binary is sm_90 or newer.
+// clusters only where the code that runs was compiled for sm_90 or newer
+// (detail::DeviceInfo::cluster, from the probe kernel).
 #pragma once
 
 #include <cstdint>
