@@ -371,7 +371,7 @@ TEST(Reliability, ClusterSplitsAgreeWithTheReference) {
     std::vector<float> ref;
     ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
     std::vector<uint16_t> first;
-    const int k_tiles = k / marlin::kTileConfigs[plan.config].tile_k();
+    const int k_tiles = plan.part.k_tiles;
     for (int split : {1, 2, 3, 5, 8}) {
       if (split > k_tiles) continue;
       marlin::detail::set_split(args, split, plan);
@@ -425,8 +425,8 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
     ASSERT_EQ(marlin::gemm<>(args, auto_ws.get(), auto_ws.bytes(), nullptr), Status::kSuccess);
     MARLIN_TEST_CUDA(cudaDeviceSynchronize());
     MARLIN_EXPECT_CLOSE(p, c_of(p), ref);
-    const int k_tiles = k / marlin::kWgmmaTileK;
-    const int slices = n / marlin::kWgmmaTileN * ((m + marlin::kWgmmaTileM - 1) / marlin::kWgmmaTileM);
+    const int k_tiles = plan.part.k_tiles;
+    const int slices = plan.part.slices;
     for (int max_ctas : {1, 3, 7, 50, 1000, slices}) {  // `slices`: one CTA per whole slice
       marlin::detail::set_partition(args, max_ctas, plan);
       SCOPED_TRACE("max_ctas " + std::to_string(max_ctas));
