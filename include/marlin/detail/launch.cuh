@@ -178,11 +178,11 @@ struct LaunchConfig {
 };
 
 /// What a call learns once per process and reuses: each device's properties and, per
-/// (device, kernel), the CTAs per SM after the kernel's shared-memory limit was raised and the
-/// clusters that fit. A call costs two cheap runtime queries and one uncontended lock once
-/// this is warm. Limitation: after cudaDeviceReset() the raised limits are gone but still
-/// cached, so a launch that needs more than 48 KB of shared memory can fail (reported as
-/// kErrorCudaError); restart the process after a reset.
+/// (device, kernel, shared memory), the CTAs per SM after the kernel's shared-memory limit was
+/// raised and the clusters of each size that fit. A warm call costs two cheap runtime queries
+/// and at most three uncontended lookups. Limitation: after cudaDeviceReset() the raised
+/// limits are gone but still cached, so a launch that needs more than 48 KB of shared memory
+/// can fail (reported as kErrorCudaError); restart the process after a reset.
 class PlanCache {
  public:
   static PlanCache& instance() {
@@ -209,7 +209,7 @@ class PlanCache {
   /// the kernel's static shared memory exceed what one block may opt into.
   template <class Kernel>
   Status ctas_per_sm(const DeviceInfo& dev, Kernel kernel, int smem, int& ctas) {
-    return cached(dev.device, reinterpret_cast<const void*>(kernel), smem, 0, ctas, [&] {
+    return cached(ctas_, dev.device, reinterpret_cast<const void*>(kernel), smem, ctas, [&] {
       cudaFuncAttributes attrs{};
       cudaError_t err = cudaFuncGetAttributes(&attrs, kernel);
       ctas = 0;
@@ -224,35 +224,42 @@ class PlanCache {
     });
   }
 
-  /// How many clusters of `cluster` CTAs of `kernel` (shared-memory limit already raised by
-  /// ctas_per_sm) can be resident on `dev` at once; computed on first use.
+  /// How many clusters of 2 .. kMaxClusterSplit CTAs of `kernel` (shared-memory limit already
+  /// raised by ctas_per_sm) can be resident on `dev` at once, all sizes computed on first use;
+  /// cap.clusters[1] is left 0 (the caller knows its CTA capacity). `dev` must run code
+  /// compiled for clusters (DeviceInfo::cluster).
   template <class Kernel>
-  Status active_clusters(const DeviceInfo& dev, Kernel kernel, int smem, int cluster,
-                         int& clusters) {
-    return cached(dev.device, reinterpret_cast<const void*>(kernel), smem, cluster, clusters,
-                  [&] {
-                    const LaunchConfig launch(cluster, cluster, false, smem, nullptr);
-                    clusters = 0;
-                    return cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config);
-                  });
+  Status cluster_capacity(const DeviceInfo& dev, Kernel kernel, int smem, ClusterCapacity& cap) {
+    return cached(clusters_, dev.device, reinterpret_cast<const void*>(kernel), smem, cap, [&] {
+      cap = ClusterCapacity{};
+      for (int size = 2; size <= kMaxClusterSplit; ++size) {
+        const LaunchConfig launch(size, size, false, smem, nullptr);
+        if (const cudaError_t err =
+                cudaOccupancyMaxActiveClusters(&cap.clusters[size], kernel, &launch.config);
+            err != cudaSuccess) {
+          return err;
+        }
+      }
+      return cudaSuccess;
+    });
   }
 
  private:
+  template <class T>
   struct Entry {
     int device;
     const void* kernel;
     int smem;
-    int cluster;  ///< 0: CTAs per SM; else active clusters of this size
-    int value;
+    T value;
   };
 
-  /// `value` for the key, from the table or else from `compute` (a CUDA call that sets it).
-  template <class Compute>
-  Status cached(int device, const void* kernel, int smem, int cluster, int& value,
-                Compute compute) {
+  /// `value` for the key, from `table` or else from `compute` (CUDA calls that set it).
+  template <class T, class Compute>
+  Status cached(std::vector<Entry<T>>& table, int device, const void* kernel, int smem,
+                T& value, Compute compute) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    for (const Entry& e : entries_) {
-      if (e.device == device && e.kernel == kernel && e.smem == smem && e.cluster == cluster) {
+    for (const Entry<T>& e : table) {
+      if (e.device == device && e.kernel == kernel && e.smem == smem) {
         value = e.value;
         return Status::kSuccess;
       }
@@ -261,13 +268,14 @@ class PlanCache {
       (void)cudaGetLastError();
       return status_from(err);
     }
-    entries_.push_back(Entry{device, kernel, smem, cluster, value});
+    table.push_back(Entry<T>{device, kernel, smem, value});
     return Status::kSuccess;
   }
 
   std::mutex mutex_;
   std::vector<DeviceInfo> devices_;
-  std::vector<Entry> entries_;
+  std::vector<Entry<int>> ctas_;
+  std::vector<Entry<ClusterCapacity>> clusters_;
 };
 
 /// Reads the current device's properties (cached per device after the first call).
@@ -442,16 +450,13 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   // cheapest.
   if (wgmma) {
     ClusterCapacity cap;
-    cap.clusters[1] = capacity;
     if (kClusterSplit && dev.cluster) {
-      for (int s = 2; s <= kMaxClusterSplit && s <= k_tiles; ++s) {
-        if (const Status st = cache.active_clusters(dev, plan.kernel, plan.smem, s,
-                                                    cap.clusters[s]);
-            st != Status::kSuccess) {
-          return st;
-        }
+      if (const Status st = cache.cluster_capacity(dev, plan.kernel, plan.smem, cap);
+          st != Status::kSuccess) {
+        return st;
       }
     }
+    cap.clusters[1] = capacity;
     const int split = select_wgmma_split(slices, k_tiles, cap, kWgmmaPlan);
     if (split >= 2) {
       set_split(args, split, plan);
@@ -468,13 +473,13 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   // split is the largest that keeps every cluster resident at once.
   if (kClusterSplit && dev.cluster) {
     int split = select_split(slices, k_tiles, ctas_per_sm, dev.sm_count, kMaxClusterSplit);
-    for (; split >= 2; --split) {
-      int clusters = 0;
-      if (const Status st = cache.active_clusters(dev, plan.kernel, plan.smem, split, clusters);
+    if (split >= 2) {
+      ClusterCapacity cap;
+      if (const Status st = cache.cluster_capacity(dev, plan.kernel, plan.smem, cap);
           st != Status::kSuccess) {
         return st;
       }
-      if (clusters >= slices) break;  // every cluster resident at once
+      while (split >= 2 && cap.clusters[split] < slices) --split;  // until all are resident
     }
     if (split >= 2) {
       set_split(args, split, plan);
