@@ -2,7 +2,7 @@
 # Builds marlin_bench once per variant and runs the grid of each, so that variants of a kernel
 # change are compared within one GPU session (cuBLAS runs in every case as the control). A
 # variant is either extra compiler flags (name=flags, e.g. the A/B-only macros) or the source
-# tree with a patch applied (name=patch:<file>, e.g. `git diff main wip/x > .ab/x.patch` with
+# tree with a patch applied (name=patch:<file>, e.g. `git diff main...wip/x > .ab/x.patch` with
 # .ab/ carried to the GPU host). Writes <out>/bench_<name>.json, <out>/table_<name>.md and
 # prints each table's head.
 #   scripts/bench_variants.sh <out-dir> name=flags|patch:<file> [...]
