@@ -459,11 +459,33 @@ void register_case(const std::string& family, const Shape& shape, int m, int gro
       ->ComputeStatistics("max", max_of);
 }
 
+// The batch sizes of the gemm/ grid: kBatches, or the comma-separated list in
+// MARLIN_BENCH_BATCHES (e.g. "48,96"). Returns false, with a message, on a malformed list.
+bool grid_batches(std::vector<int>& batches) {
+  batches.assign(kBatches.begin(), kBatches.end());
+  const char* env = std::getenv("MARLIN_BENCH_BATCHES");
+  if (env == nullptr || *env == '\0') return true;
+  batches.clear();
+  const char* p = env;
+  while (*p != '\0') {
+    char* end = nullptr;
+    const long m = std::strtol(p, &end, 10);
+    if (end == p || m < 1 || m > 65536 || (*end != ',' && *end != '\0')) {
+      std::fprintf(stderr, "marlin_bench: MARLIN_BENCH_BATCHES=\"%s\": expected batch sizes "
+                   "1..65536 separated by commas\n", env);
+      return false;
+    }
+    batches.push_back(static_cast<int>(m));
+    p = *end == ',' ? end + 1 : end;
+  }
+  return true;
+}
+
 // Shape-major, then group, then m: consecutive cases share their weights (Workload::prepare).
-void register_all() {
+void register_all(const std::vector<int>& batches) {
   for (const Shape& shape : kShapes) {
     for (int group : kGroups) {
-      for (int m : kBatches) register_case("gemm", shape, m, group);
+      for (int m : batches) register_case("gemm", shape, m, group);
     }
   }
   for (const Shape& shape : kQuickShapes) {
@@ -532,7 +554,9 @@ std::string format(const char* fmt, double value) {
 int main(int argc, char** argv) {
   using namespace marlin_bench;
   const bool list_only = list_tests_requested(argc, argv);
-  register_all();
+  std::vector<int> batches;
+  if (!grid_batches(batches)) return 2;
+  register_all(batches);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   // No filter (or ".") means the full grid; quick/ repeats part of it and runs only when asked.
