@@ -5,7 +5,8 @@
 # Shapes: decode (M = 1), one full 16-row tile, odd M across several 64-row groups, large M
 # (600: ten 64-row groups), both scale modes, a layer-sized K = N = 8192 (group 128), small
 # shapes that split one slice over many CTAs, and (sm_90a builds on an sm_90 GPU) the warpgroup
-# kernel: M >= 128 with N a multiple of 256 (130, 200, 600).
+# kernel where N is a multiple of 256: its 64-row tile (M = 50 on a 8192 x 4096 layer) and its
+# 128-row tile (100 on 8192 x 8192; 130, 200, 600).
 set -euo pipefail
 bin=${1:?usage: sanitize.sh <gemm_once> [tool ...]}
 shift
@@ -16,6 +17,7 @@ shapes=(
   "16 8192 8192 128"
   "100 8192 8192 128"
   "1 4096 4096 -1"
+  "50 4096 8192 -1"
   "33 256 1024 128"
   "65 192 2048 -1"
   "130 512 512 128"

@@ -399,24 +399,28 @@ TEST(Reliability, ClusterSplitsAgreeWithTheReference) {
   }
 }
 
-// The sm_90a warpgroup kernel (large M): the automatic plan takes it where the device runs
-// sm_90a code, and every partition of it (striped over any CTA count, whole slices, cluster
-// splits in one or several waves) agrees with the reference.
+// The sm_90a warpgroup kernels (64- and 128-row tiles): the automatic plan takes them where
+// the device runs sm_90a code, and every partition of each (striped over any CTA count, whole
+// slices, cluster splits in one or several waves) agrees with the reference, with the tile
+// full or padded past M.
 TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
   if (!dev.wgmma) GTEST_SKIP() << "the warpgroup kernel needs sm_90a code on an sm_90 GPU";
-  for (auto [m, n, k, g] : {std::tuple{128, 256, 128, 128}, std::tuple{200, 512, 1024, -1},
-                            std::tuple{1000, 768, 2048, 128}, std::tuple{256, 4096, 4096, 128},
-                            std::tuple{130, 1024, 4096, -1}}) {
+  for (auto [m, n, k, g] :
+       {std::tuple{128, 256, 128, 128}, std::tuple{200, 512, 1024, -1},
+        std::tuple{1000, 768, 2048, 128}, std::tuple{256, 4096, 4096, 128},
+        std::tuple{130, 1024, 4096, -1}, std::tuple{64, 4096, 8192, 128},
+        std::tuple{50, 2048, 10240, -1}, std::tuple{100, 4352, 4096, 128}}) {
     GemmProblem p;
     ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 49));
     const marlin::GemmArgs args = p.args();
     SCOPED_TRACE(p.describe());
     marlin::detail::Plan plan;
     ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(args, dev, plan), Status::kSuccess);
-    ASSERT_EQ(plan.m_blocks, marlin::kWgmmaMBlocks) << "the plan should take the wgmma kernel";
+    ASSERT_TRUE(plan.wgmma) << "the plan should take the wgmma kernel";
+    ASSERT_EQ(plan.m_blocks, marlin::detail::wgmma_m_blocks(m, n, k));
     std::vector<float> ref;
     ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
     // The automatic plan through the public entry point first.

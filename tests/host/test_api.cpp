@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -160,7 +161,7 @@ TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
     EXPECT_TRUE(marlin::is_valid(marlin::kTileConfigs[i]));
     for (int m_blocks = 1; m_blocks <= marlin::kMaxMBlocks; ++m_blocks) {
       for (bool grouped : {false, true}) {
-        const int smem = marlin::smem_bytes(marlin::kTileConfigs[i], m_blocks, grouped);
+        const int smem = marlin::smem_bytes(marlin::kTileConfigs[i], m_blocks, grouped, false);
         EXPECT_LE(smem, kSm86OptinBytes) << "config " << i << " m_blocks " << m_blocks;
         // the pipeline and the fp32 reduction tile that reuses it both fit
         EXPECT_GE(smem, marlin::kStages * marlin::stage_bytes(marlin::kTileConfigs[i], m_blocks,
@@ -170,19 +171,47 @@ TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
     }
   }
   // Decode: two CTAs of 16 x 128 x 128 fit an SM of an A100 (164 KB) and of an sm_86 (100 KB).
-  static_assert(2 * marlin::smem_bytes(marlin::kTileConfigs[0], 1, true) <= 100 * 1024);
+  static_assert(2 * marlin::smem_bytes(marlin::kTileConfigs[0], 1, true, false) <= 100 * 1024);
 }
 
-TEST(Heuristics, WarpgroupKernelForFullTilesOfLargeM) {
-  using marlin::detail::use_wgmma;
-  static_assert(use_wgmma(128, 256) && use_wgmma(4096, 57344));
-  static_assert(!use_wgmma(127, 4096));  // fewer rows than one 128-row tile
-  static_assert(!use_wgmma(512, 192));   // N not a multiple of 256
-  // Its pipeline and reduction tile fit an sm_90 block (227 KB), one CTA per SM.
-  static_assert(marlin::smem_bytes(marlin::kTileConfigs[marlin::kWgmmaConfig],
-                                   marlin::kWgmmaMBlocks, true) <= 227 * 1024);
-  static_assert(marlin::smem_bytes(marlin::kTileConfigs[marlin::kWgmmaConfig],
-                                   marlin::kWgmmaMBlocks, false) <= 227 * 1024);
+TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
+  using marlin::kWgmmaMBlocks;
+  using marlin::kWgmmaMBlocksSmall;
+  using marlin::detail::kWgmmaMinRows;
+  using marlin::detail::wgmma_m_blocks;
+  // From 128 rows, the 128-row tile on every layer whose N is a multiple of 256.
+  static_assert(wgmma_m_blocks(128, 256, 128) == kWgmmaMBlocks);
+  static_assert(wgmma_m_blocks(4096, 57344, 8192) == kWgmmaMBlocks);
+  static_assert(wgmma_m_blocks(512, 192, 4096) == 0);  // N not a multiple of 256
+  // Below 128 rows, only on layers larger than 4096 x 4096: the 64-row tile up to 64 rows,
+  // one 128-row tile (the weights streamed once) for 65-127.
+  static_assert(kWgmmaMinRows == 49);
+  static_assert(wgmma_m_blocks(48, 4096, 8192) == 0 && wgmma_m_blocks(49, 4096, 8192) == 4);
+  static_assert(wgmma_m_blocks(64, 57344, 8192) == kWgmmaMBlocksSmall);
+  static_assert(wgmma_m_blocks(65, 6144, 4096) == kWgmmaMBlocks);
+  static_assert(wgmma_m_blocks(127, 4096, 14336) == kWgmmaMBlocks);
+  static_assert(wgmma_m_blocks(64, 4096, 4096) == 0 && wgmma_m_blocks(127, 4096, 4096) == 0);
+  static_assert(wgmma_m_blocks(64, 2048, 2048) == 0);
+  for (int m = 1; m <= 300; ++m) {
+    for (auto [n, k] : {std::pair{4096, 4096}, std::pair{6144, 4096}, std::pair{192, 8192}}) {
+      const int m_blocks = wgmma_m_blocks(m, n, k);
+      if (m_blocks == 0) continue;
+      EXPECT_TRUE(marlin::is_wgmma_m_blocks(m_blocks)) << m;
+      // the tile holds M (or M is past the largest tile), and no smaller tile would
+      EXPECT_TRUE(16 * m_blocks >= m || m_blocks == kWgmmaMBlocks) << m;
+      EXPECT_TRUE(m_blocks == kWgmmaMBlocksSmall || m > 16 * kWgmmaMBlocksSmall) << m;
+    }
+  }
+  // Both tiles' pipeline and reduction tile fit an sm_90 block (227 KB).
+  for (int m_blocks : {kWgmmaMBlocksSmall, kWgmmaMBlocks}) {
+    for (bool grouped : {false, true}) {
+      const marlin::TileConfig tile = marlin::kTileConfigs[marlin::kWgmmaConfig];
+      const int smem = marlin::smem_bytes(tile, m_blocks, grouped, true);
+      EXPECT_LE(smem, 227 * 1024) << m_blocks;
+      EXPECT_GE(smem, marlin::kWgmmaStages * marlin::stage_bytes(tile, m_blocks, grouped));
+      EXPECT_GE(smem, 16 * m_blocks * (tile.tile_n() + 8) * 4);
+    }
+  }
 }
 
 TEST(Heuristics, WarpgroupPartitionByWaves) {

@@ -30,6 +30,7 @@ TEST(PtxJit, Sm80CodeOnNewerGpusTakesOnlyItsOwnPaths) {
     marlin::detail::Plan plan;
     ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(p.args(), dev, plan), Status::kSuccess);
     EXPECT_EQ(plan.part.split, 0);
+    EXPECT_FALSE(plan.wgmma);
     EXPECT_LE(plan.m_blocks, marlin::kMaxMBlocks);
     marlin_test::DeviceBuffer ws = marlin_test::zeroed(marlin::workspace_bytes(p.args()));
     ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));

@@ -33,12 +33,32 @@ constexpr int select_tile_config(int m, int n) {
   return 2;
 }
 
-/// Fewest rows of A for which the sm_90 warpgroup kernel is used (one full 128-row tile).
-inline constexpr int kWgmmaMinRows = 128;
+/// Rows of A from which the sm_90 warpgroup kernel is used on every layer (its 128-row tile).
+inline constexpr int kWgmmaAllLayersRows = 128;
+/// Fewest rows of A for which the sm_90 warpgroup kernel's 64-row tile is used (on layers
+/// larger than kWgmmaSmallLayer). Override with -DMARLIN_WGMMA_MIN_ROWS=n only to measure
+/// other thresholds.
+#ifndef MARLIN_WGMMA_MIN_ROWS
+#define MARLIN_WGMMA_MIN_ROWS 49
+#endif
+inline constexpr int kWgmmaMinRows = MARLIN_WGMMA_MIN_ROWS;
+/// Weights (K x N) up to which a layer keeps the mma.sync kernels below kWgmmaAllLayersRows.
+inline constexpr long long kWgmmaSmallLayer = 4096LL * 4096;
 
-/// Whether a problem of `m` rows and `n` columns runs on the sm_90 warpgroup kernel (where
-/// the device and the binary allow): enough rows for its 128-row tile, N a multiple of 256.
-constexpr bool use_wgmma(int m, int n) { return m >= kWgmmaMinRows && n % kWgmmaTileN == 0; }
+/// m_blocks of the sm_90 warpgroup tile for a problem of `m` x `n` x `k`, 0 for the mma.sync
+/// kernels (which also run where the device or the binary has no wgmma). N must be a multiple
+/// of 256. From 128 rows: the 128-row tile. Below that, on layers larger than
+/// kWgmmaSmallLayer: the 64-row tile for kWgmmaMinRows-64 rows, the 128-row tile for 65-127
+/// (one tile streams the weights once, where two 64-row tiles would stream them twice).
+/// Measured on the H200 (bench/NOTES.md, change 10): against the mma.sync kernels, faster by
+/// 4-51 % at M = 64 and 96 on every bench layer but 4096 x 4096 (2-11 % slower there, 16
+/// slices of 256 columns); at M = 48 faster on four layers, even or slower on five.
+constexpr int wgmma_m_blocks(int m, int n, int k) {
+  if (n % kWgmmaTileN != 0) return 0;
+  if (m >= kWgmmaAllLayersRows) return kWgmmaMBlocks;
+  if (m < kWgmmaMinRows || static_cast<long long>(k) * n <= kWgmmaSmallLayer) return 0;
+  return m <= 16 * kWgmmaMBlocksSmall ? kWgmmaMBlocksSmall : kWgmmaMBlocks;
+}
 
 /// Cluster split (CTAs per slice, 0 for striped runs) to try first for `slices` slices of
 /// `k_tiles` K tiles when `ctas_per_sm` CTAs fit each of `sm_count` SMs, at most `max_split`

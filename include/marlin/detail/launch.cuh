@@ -300,10 +300,18 @@ inline Status query_device(DeviceInfo& info) {
 
 using KernelFn = void (*)(kernel::Params);
 
-template <int kConfig, int kMBlocks, bool kGrouped>
+template <int kConfig, int kMBlocks, bool kGrouped, bool kWgmma = false>
 constexpr KernelFn kernel_for() {
   return &kernel::gemm_kernel<kMBlocks, kTileConfigs[kConfig].n_blocks,
-                              kTileConfigs[kConfig].k_blocks, kGrouped>;
+                              kTileConfigs[kConfig].k_blocks, kGrouped, kWgmma>;
+}
+
+/// The warpgroup kernel of `m_blocks` rows (is_wgmma_m_blocks) and scale mode.
+template <bool kGrouped>
+KernelFn wgmma_kernel_for(int m_blocks) {
+  return m_blocks == kWgmmaMBlocksSmall
+             ? kernel_for<kWgmmaConfig, kWgmmaMBlocksSmall, kGrouped, true>()
+             : kernel_for<kWgmmaConfig, kWgmmaMBlocks, kGrouped, true>();
 }
 
 template <int kConfig, bool kGrouped>
@@ -332,18 +340,18 @@ KernelFn kernel_for(int config, int m_blocks, bool grouped, std::index_sequence<
   return fn;
 }
 
-/// The kernel of (config, m_blocks, scale mode), instantiating only what `Config` allows
-/// (the sm_90 warpgroup kernel, m_blocks kWgmmaMBlocks, only with AutoTile).
+/// The kernel of (config, m_blocks, scale mode, path), instantiating only what `Config`
+/// allows (the sm_90 warpgroup kernels, `wgmma`, only with AutoTile).
 template <class Config>
-KernelFn select_kernel(int config, int m_blocks, bool grouped) {
+KernelFn select_kernel(int config, int m_blocks, bool grouped, bool wgmma) {
   if constexpr (std::is_same_v<Config, AutoTile>) {
-    if (m_blocks == kWgmmaMBlocks) {
-      return grouped ? kernel_for<kWgmmaConfig, kWgmmaMBlocks, true>()
-                     : kernel_for<kWgmmaConfig, kWgmmaMBlocks, false>();
+    if (wgmma) {
+      return grouped ? wgmma_kernel_for<true>(m_blocks) : wgmma_kernel_for<false>(m_blocks);
     }
     return kernel_for(config, m_blocks, grouped,
                       std::make_index_sequence<static_cast<std::size_t>(kNumTileConfigs)>{});
   } else {
+    (void)wgmma;
     return kernel_for<Config::kConfig>(m_blocks, grouped);
   }
 }
@@ -352,6 +360,7 @@ KernelFn select_kernel(int config, int m_blocks, bool grouped) {
 struct Plan {
   int config = 0;
   int m_blocks = 0;
+  bool wgmma = false;  ///< the sm_90a warpgroup kernel (config kWgmmaConfig)
   int smem = 0;    ///< dynamic shared memory per CTA, bytes
   KernelFn kernel = nullptr;
   Partition part;
@@ -402,24 +411,26 @@ template <class Config>
 Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   const bool grouped = args.group_size != -1;
   PlanCache& cache = PlanCache::instance();
-  // Takes kernel (config, m_blocks): its shared memory and, once per device and kernel (the
-  // value is fixed, so calls from several host threads never race on it), its raised
+  // Takes kernel (config, m_blocks, path): its shared memory and, once per device and kernel
+  // (the value is fixed, so calls from several host threads never race on it), its raised
   // shared-memory limit and occupancy.
   int fit_per_sm = 0;
-  auto take = [&](int config, int m_blocks) {
+  auto take = [&](int config, int m_blocks, bool wgmma) {
     plan.config = config;
     plan.m_blocks = m_blocks;
-    plan.smem = smem_bytes(kTileConfigs[config], m_blocks, grouped);
+    plan.wgmma = wgmma;
+    plan.smem = smem_bytes(kTileConfigs[config], m_blocks, grouped, wgmma);
     if (plan.smem > dev.smem_optin) return Status::kErrorInsufficientSharedMemory;
-    plan.kernel = select_kernel<Config>(config, m_blocks, grouped);
+    plan.kernel = select_kernel<Config>(config, m_blocks, grouped, wgmma);
     return cache.ctas_per_sm(dev, plan.kernel, plan.smem, fit_per_sm);
   };
-  // Large M where sm_90a code runs (AutoTile only): the warpgroup kernel, unless it does not
-  // fit the device, which leaves the mma.sync kernel.
+  // Where sm_90a code runs (AutoTile only) and wgmma_m_blocks allows it: the warpgroup kernel,
+  // unless it does not fit the device, which leaves the mma.sync kernel.
   bool wgmma = false;
   if constexpr (std::is_same_v<Config, AutoTile>) {
-    if (kWgmmaPath && dev.wgmma && use_wgmma(args.m, args.n)) {
-      const Status st = take(kWgmmaConfig, kWgmmaMBlocks);
+    const int wgmma_blocks = wgmma_m_blocks(args.m, args.n, args.k);
+    if (kWgmmaPath && dev.wgmma && wgmma_blocks > 0) {
+      const Status st = take(kWgmmaConfig, wgmma_blocks, true);
       if (st != Status::kSuccess && st != Status::kErrorInsufficientSharedMemory) return st;
       wgmma = st == Status::kSuccess && fit_per_sm >= 1;
     }
@@ -432,7 +443,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
       config = Config::kConfig;
     }
     if (!tile_divides(config, args.n)) return Status::kErrorUnsupportedShape;
-    if (const Status st = take(config, select_m_blocks(args.m)); st != Status::kSuccess) {
+    if (const Status st = take(config, select_m_blocks(args.m), false); st != Status::kSuccess) {
       return st;
     }
   }

@@ -1,8 +1,8 @@
-// The fp16 x int4 GEMM kernel: one __global__ template per (m_blocks, tile, scale mode).
+// The fp16 x int4 GEMM kernel: one __global__ template per (m_blocks, tile, scale mode, path).
 //
 // Per CTA (8 warps), for each slice segment of its run (striped, or its rank's share of a
 // cluster split: detail/partition.hpp):
-//  1. a cp.async pipeline of stages_for(m_blocks) stages streams A (fp16; rows past M are
+//  1. a cp.async pipeline of stages_for(path) stages streams A (fp16; rows past M are
 //     zeroed once per segment and never copied), B (packed 4-bit) and, for grouped scales, one
 //     scale row per K tile into shared memory; each thread's copy addresses are set up once
 //     per segment and advanced by a constant per tile, and the loop is unrolled over the
@@ -12,9 +12,10 @@
 //     XOR-swizzled tile, dequantizes its lane's 16 bytes of B in registers (dequant.cuh) and
 //     issues mma.sync m16n8k16 into fp32 accumulators; the warps that split K then reduce in
 //     shared memory in a fixed order;
-//  3. warpgroup path (sm_90a, m_blocks kWgmmaMBlocks): each warpgroup owns 128 columns and all
-//     of K; its dequantized B words are the register operand of wgmma.m64n128k16, A the
-//     shared-memory operand; the accumulators go to shared memory as the tile to write;
+//  3. warpgroup path (sm_90a, 64- or 128-row tiles): each warpgroup owns 128 columns and
+//     all of K; its dequantized B words are the register operand of wgmma.m64nNk16 (N = the
+//     tile's rows), A the shared-memory operand; the accumulators go to shared memory as the
+//     tile to write;
 //  4. a CTA that owns the whole slice writes C. Otherwise, in a cluster split (sm_90), the
 //     slice's CTAs form one cluster and sum each other's reduction tiles through distributed
 //     shared memory; in striped runs a CTA stores an fp32 partial to the workspace and the last
@@ -54,13 +55,13 @@ struct Params {
   float* partials;     ///< [2 * part.grid][16 * m_blocks][tile_n]
 };
 
-/// Compile-time geometry of one kernel instance.
-template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGroupedScales>
+/// Compile-time geometry of one kernel instance (`kWarpgroup`: the sm_90a wgmma path).
+template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGroupedScales, bool kWarpgroup>
 struct Geometry {
   static constexpr int kTileM = 16 * kMBlocks;
   static constexpr int kTileN = 16 * kNBlocks;
   static constexpr int kTileK = 16 * kKBlocks;
-  static constexpr int kDepth = stages_for(kMBlocks);  // pipeline stages
+  static constexpr int kDepth = stages_for(kWarpgroup);  // pipeline stages
   static constexpr bool kGrouped = kGroupedScales;
   static constexpr int kWarpsN = kTileN / 64;       // warps across N, one 64-column strip each
   static constexpr int kWarpsK = kWarps / kWarpsN;  // warps splitting K inside the tile
@@ -76,6 +77,10 @@ struct Geometry {
   static constexpr int kOutVecsPerRow = kTileN / 8;  // 8 outputs (16 bytes of fp16) per vector
   static_assert(kAVecsPerRow >= 8, "the A swizzle permutes 8 vectors of a row");
   static_assert(kSubSteps >= 1 && kWarpsK * kSubSteps == kKBlocks, "K must split evenly");
+  static_assert(kWarpgroup ? is_wgmma_m_blocks(kMBlocks) && kTileN == kWgmmaTileN &&
+                                 kTileK == kWgmmaTileK
+                           : kMBlocks >= 1 && kMBlocks <= kMaxMBlocks,
+                "the warpgroup path is written for one tile shape and 64 or 128 rows");
   static_assert(kStage * 16 ==
                     stage_bytes(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGroupedScales),
                 "the host's stage size must match the kernel's");
@@ -255,19 +260,15 @@ __device__ __forceinline__ void write_tile(const Params& params, const float* sh
   }
 }
 
-/// The GEMM kernel. Launch with kThreads threads, smem_bytes(tile, kMBlocks, kGrouped) of
-/// dynamic shared memory and params.part.grid CTAs.
-template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped>
+/// The GEMM kernel. Launch with kThreads threads, smem_bytes(tile, kMBlocks, kGrouped, kWgmma)
+/// of dynamic shared memory and params.part.grid CTAs. `kWgmma` selects the warpgroup path
+/// (sm_90a): wgmma with the dequantized weights as the register operand and the A tile, read
+/// through a 128-byte-swizzle descriptor, as the shared-memory operand. Loads, pipeline and
+/// epilogue are shared with the mma.sync path.
+template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped, bool kWgmma>
 __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) {
 #if defined(MARLIN_SM80_ENABLED)
-  using G = Geometry<kMBlocks, kNBlocks, kKBlocks, kGrouped>;
-  // The warpgroup path (sm_90a, 128-row tiles): wgmma with the dequantized weights as
-  // the register operand and the A tile, read through a 128-byte-swizzle descriptor, as the
-  // shared-memory operand. Loads, pipeline and epilogue are shared with the mma.sync path.
-  constexpr bool kWgmma = kMBlocks > kMaxMBlocks;
-  static_assert(!kWgmma || (G::kTileM == kWgmmaTileM && G::kTileN == kWgmmaTileN &&
-                            G::kTileK == kWgmmaTileK),
-                "the warpgroup path is written for one tile shape");
+  using G = Geometry<kMBlocks, kNBlocks, kKBlocks, kGrouped, kWgmma>;
   extern __shared__ int4 smem_raw[];
   __shared__ int is_last_arrival;
   // A stages start 1024-byte aligned, as wgmma's 128-byte swizzle atoms must (smem_bytes
@@ -370,8 +371,10 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     };
 
     // mma.sync: [m16 block][16-column tile][n8 half][mma accumulator]. wgmma: [64-column
-    // strip of the warpgroup][D fragment of m64n128: rows = columns of C, columns = rows of A].
-    using Acc = std::conditional_t<kWgmma, float[2][64], float[kWgmma ? 1 : kMBlocks][4][2][4]>;
+    // strip of the warpgroup][D fragment of m64nN, N = kTileM: rows = columns of C, columns =
+    // rows of A].
+    using Acc = std::conditional_t<kWgmma, float[2][G::kTileM / 2],
+                                   float[kWgmma ? 1 : kMBlocks][4][2][4]>;
     Acc acc;
     detail_kernel::zero(acc);
 
@@ -428,7 +431,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
             const uint64_t desc = ptx::sw128_k_major_desc(a_tile + 32 * (2 * half + i));
 #pragma unroll
             for (int s = 0; s < 2; ++s) {
-              ptx::wgmma_m64n128k16_f32_f16_rs(acc[s], frags[half][i][s], desc, true);
+              ptx::wgmma_m64k16_f32_f16_rs<G::kTileM>(acc[s], frags[half][i][s], desc, true);
             }
           }
           ptx::wgmma_commit_group();
@@ -554,7 +557,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
 #pragma unroll
       for (int s = 0; s < 2; ++s)
 #pragma unroll
-        for (int i = 0; i < 16; ++i)
+        for (int i = 0; i < G::kTileM / 8; ++i)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int r = 8 * i + 2 * (lane % 4) + (e & 1);

@@ -47,14 +47,19 @@ inline constexpr int kGroupSize = 128;
 /// Largest m_blocks of one CTA tile; larger M runs as several 64-row problems in one launch.
 inline constexpr int kMaxMBlocks = 4;
 
-/// The sm_90 warpgroup (wgmma) kernel: kTileConfigs[kWgmmaConfig] (256 x 64) with 128-row
-/// tiles, i.e. m_blocks kWgmmaMBlocks. Two warpgroups each own 128 columns; per k16 step each
-/// issues two wgmma.m64n128k16 with the dequantized weights in registers.
+/// The sm_90 warpgroup (wgmma) kernels: kTileConfigs[kWgmmaConfig] (256 x 64) with 64- or
+/// 128-row tiles (m_blocks kWgmmaMBlocksSmall or kWgmmaMBlocks). Two warpgroups each own 128
+/// columns; per k16 step each issues two wgmma.m64nNk16 (N = the tile's rows) with the
+/// dequantized weights in registers.
 inline constexpr int kWgmmaConfig = 1;
-/// m_blocks of the warpgroup kernel (128 rows of A per tile).
+/// m_blocks of the large warpgroup tile (128 rows of A per tile).
 inline constexpr int kWgmmaMBlocks = 8;
-/// Rows of A per tile of the warpgroup kernel (the N of its wgmma instructions).
-inline constexpr int kWgmmaTileM = 16 * kWgmmaMBlocks;
+/// m_blocks of the small warpgroup tile (64 rows of A per tile).
+inline constexpr int kWgmmaMBlocksSmall = 4;
+/// Whether `m_blocks` is the row count (in 16-row blocks) of a compiled warpgroup tile.
+constexpr bool is_wgmma_m_blocks(int m_blocks) {
+  return m_blocks == kWgmmaMBlocksSmall || m_blocks == kWgmmaMBlocks;
+}
 /// Columns of C per tile of the warpgroup kernel (two warpgroups of 2 x 64).
 inline constexpr int kWgmmaTileN = 256;
 /// K per pipeline stage of the warpgroup kernel (one 128-byte swizzled row of A).
@@ -100,14 +105,15 @@ constexpr int stage_bytes(TileConfig c, int m_blocks, bool grouped) {
   return a_stage + b_stage + s_stage;
 }
 
-/// Pipeline depth of the kernel with `m_blocks` 16-row blocks: kWgmmaStages for the warpgroup
-/// kernel (m_blocks > kMaxMBlocks), kStages for the mma.sync kernels.
-constexpr int stages_for(int m_blocks) { return m_blocks > kMaxMBlocks ? kWgmmaStages : kStages; }
+/// Pipeline depth of a kernel: kWgmmaStages for the warpgroup kernels (`wgmma`), kStages for
+/// the mma.sync kernels.
+constexpr int stages_for(bool wgmma) { return wgmma ? kWgmmaStages : kStages; }
 
 /// Shared memory in bytes that a CTA of `m_blocks` x configuration `c` needs (stages_for
-/// pipeline stages; the fp32 reduction tile reuses the pipeline's memory).
-constexpr int smem_bytes(TileConfig c, int m_blocks, bool grouped) {
-  const int pipe = stages_for(m_blocks) * stage_bytes(c, m_blocks, grouped);
+/// pipeline stages; the fp32 reduction tile reuses the pipeline's memory); `wgmma` for the
+/// warpgroup kernels.
+constexpr int smem_bytes(TileConfig c, int m_blocks, bool grouped, bool wgmma) {
+  const int pipe = stages_for(wgmma) * stage_bytes(c, m_blocks, grouped);
   const int reduce = 16 * m_blocks * (c.tile_n() + 8) * 4;  // fp32 reduction tile
   return (pipe > reduce ? pipe : reduce) + kSmemAlign;
 }
