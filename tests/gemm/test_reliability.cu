@@ -412,7 +412,8 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
        {std::tuple{128, 256, 128, 128}, std::tuple{200, 512, 1024, -1},
         std::tuple{1000, 768, 2048, 128}, std::tuple{256, 4096, 4096, 128},
         std::tuple{130, 1024, 4096, -1}, std::tuple{64, 4096, 8192, 128},
-        std::tuple{50, 2048, 10240, -1}, std::tuple{100, 4352, 4096, 128}}) {
+        std::tuple{50, 2048, 10240, -1}, std::tuple{100, 4352, 4096, 128},
+        std::tuple{33, 16384, 1280, 128}}) {
     GemmProblem p;
     ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 49));
     const marlin::GemmArgs args = p.args();

@@ -192,8 +192,12 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
   static_assert(wgmma_m_blocks(127, 4096, 14336) == kWgmmaMBlocks);
   static_assert(wgmma_m_blocks(64, 4096, 4096) == 0 && wgmma_m_blocks(127, 4096, 4096) == 0);
   static_assert(wgmma_m_blocks(64, 2048, 2048) == 0);
+  // From 33 rows on layers of 16384 columns or more (measured faster at M = 48 there).
+  static_assert(wgmma_m_blocks(33, 16384, 4096) == 4 && wgmma_m_blocks(32, 28672, 4096) == 0);
+  static_assert(wgmma_m_blocks(48, 8192, 28672) == 0);
   for (int m = 1; m <= 300; ++m) {
-    for (auto [n, k] : {std::pair{4096, 4096}, std::pair{6144, 4096}, std::pair{192, 8192}}) {
+    for (auto [n, k] : {std::pair{4096, 4096}, std::pair{6144, 4096}, std::pair{192, 8192},
+                        std::pair{28672, 4096}}) {
       const int m_blocks = wgmma_m_blocks(m, n, k);
       if (m_blocks == 0) continue;
       EXPECT_TRUE(marlin::is_wgmma_m_blocks(m_blocks)) << m;

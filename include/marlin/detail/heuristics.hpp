@@ -42,21 +42,27 @@ inline constexpr int kWgmmaAllLayersRows = 128;
 #define MARLIN_WGMMA_MIN_ROWS 49
 #endif
 inline constexpr int kWgmmaMinRows = MARLIN_WGMMA_MIN_ROWS;
+/// Fewest rows of A for the 64-row tile on layers of at least kWgmmaWideN columns.
+inline constexpr int kWgmmaWideMinRows = 33;
+/// Columns from which a layer takes the 64-row tile from kWgmmaWideMinRows rows.
+inline constexpr int kWgmmaWideN = 16384;
 /// Weights (K x N) up to which a layer keeps the mma.sync kernels below kWgmmaAllLayersRows.
 inline constexpr long long kWgmmaSmallLayer = 4096LL * 4096;
 
 /// m_blocks of the sm_90 warpgroup tile for a problem of `m` x `n` x `k`, 0 for the mma.sync
 /// kernels (which also run where the device or the binary has no wgmma). N must be a multiple
 /// of 256. From 128 rows: the 128-row tile. Below that, on layers larger than
-/// kWgmmaSmallLayer: the 64-row tile for kWgmmaMinRows-64 rows, the 128-row tile for 65-127
-/// (one tile streams the weights once, where two 64-row tiles would stream them twice).
-/// Measured on the H200 (bench/NOTES.md, change 10): against the mma.sync kernels, faster by
-/// 4-51 % at M = 64 and 96 on every bench layer but 4096 x 4096 (2-11 % slower there, 16
-/// slices of 256 columns); at M = 48 faster on four layers, even or slower on five.
+/// kWgmmaSmallLayer: the 64-row tile from kWgmmaMinRows rows (kWgmmaWideMinRows where N is at
+/// least kWgmmaWideN) to 64, the 128-row tile for 65-127 (one tile streams the weights once,
+/// where two 64-row tiles would stream them twice). Measured on the H200 (bench/NOTES.md,
+/// change 10): against the mma.sync kernels, faster by 4-51 % at M = 64 and 96 on every bench
+/// layer but 4096 x 4096 (2-11 % slower there, 16 slices of 256 columns); at M = 48 faster on
+/// the three layers with N >= 16384 (8-29 %) and 14336 x 4096, even or slower on the others.
 constexpr int wgmma_m_blocks(int m, int n, int k) {
   if (n % kWgmmaTileN != 0) return 0;
   if (m >= kWgmmaAllLayersRows) return kWgmmaMBlocks;
-  if (m < kWgmmaMinRows || static_cast<long long>(k) * n <= kWgmmaSmallLayer) return 0;
+  const int min_rows = n >= kWgmmaWideN ? kWgmmaWideMinRows : kWgmmaMinRows;
+  if (m < min_rows || static_cast<long long>(k) * n <= kWgmmaSmallLayer) return 0;
   return m <= 16 * kWgmmaMBlocksSmall ? kWgmmaMBlocksSmall : kWgmmaMBlocks;
 }
 
