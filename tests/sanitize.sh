@@ -5,8 +5,9 @@
 # Shapes: decode (M = 1), one full 16-row tile, odd M across several 64-row groups, large M
 # (600: ten 64-row groups), both scale modes, a layer-sized K = N = 8192 (group 128), small
 # shapes that split one slice over many CTAs, and (sm_90a builds on an sm_90 GPU) the warpgroup
-# kernel where N is a multiple of 256: its 64-row tile (M = 50 on a 8192 x 4096 layer) and its
-# 128-row tile (100 on 8192 x 8192; 130, 200, 600).
+# kernel where N is a multiple of 256: its 64-row tile (M = 50 on a 8192 x 4096 layer), its
+# 128-row tile 256 columns wide (600 x 4096 x 1024) and 128 wide (100 on 8192 x 8192; 130,
+# 200, 600 x 1024 x 1024).
 set -euo pipefail
 bin=${1:?usage: sanitize.sh <gemm_once> [tool ...]}
 shift
@@ -22,6 +23,7 @@ shapes=(
   "65 192 2048 -1"
   "130 512 512 128"
   "600 1024 1024 128"
+  "600 4096 1024 128"
   "200 768 2048 -1"
 )
 fail=0

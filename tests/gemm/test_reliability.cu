@@ -399,10 +399,10 @@ TEST(Reliability, ClusterSplitsAgreeWithTheReference) {
   }
 }
 
-// The sm_90a warpgroup kernels (64- and 128-row tiles): the automatic plan takes them where
-// the device runs sm_90a code, and every partition of each (striped over any CTA count, whole
-// slices, cluster splits in one or several waves) agrees with the reference, with the tile
-// full or padded past M.
+// The sm_90a warpgroup kernels (64- and 128-row tiles, 256 or 128 columns wide): the automatic
+// plan takes them where the device runs sm_90a code, and every partition of each (striped over
+// any CTA count, whole slices, cluster splits in one or several waves) agrees with the
+// reference, with the tile full or padded past M.
 TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
@@ -413,7 +413,8 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
         std::tuple{1000, 768, 2048, 128}, std::tuple{256, 4096, 4096, 128},
         std::tuple{130, 1024, 4096, -1}, std::tuple{64, 4096, 8192, 128},
         std::tuple{50, 2048, 10240, -1}, std::tuple{100, 4352, 4096, 128},
-        std::tuple{33, 16384, 1280, 128}}) {
+        std::tuple{33, 16384, 1280, 128}, std::tuple{600, 4096, 1024, 128},
+        std::tuple{520, 3072, 2048, -1}}) {
     GemmProblem p;
     ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 49));
     const marlin::GemmArgs args = p.args();
@@ -422,6 +423,8 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
     ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(args, dev, plan), Status::kSuccess);
     ASSERT_TRUE(plan.wgmma) << "the plan should take the wgmma kernel";
     ASSERT_EQ(plan.m_blocks, marlin::detail::wgmma_m_blocks(m, n, k));
+    const bool narrow = marlin::detail::use_narrow_wgmma_tile(m, n, k);
+    ASSERT_EQ(plan.tile.tile_n(), narrow ? marlin::kWgmmaNarrowTile.tile_n() : marlin::kWgmmaTileN);
     std::vector<float> ref;
     ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
     // The automatic plan through the public entry point first.

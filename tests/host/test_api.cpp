@@ -206,14 +206,37 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
       EXPECT_TRUE(m_blocks == kWgmmaMBlocksSmall || m > 16 * kWgmmaMBlocksSmall) << m;
     }
   }
-  // Both tiles' pipeline and reduction tile fit an sm_90 block (227 KB).
-  for (int m_blocks : {kWgmmaMBlocksSmall, kWgmmaMBlocks}) {
-    for (bool grouped : {false, true}) {
-      const marlin::TileConfig tile = marlin::kTileConfigs[marlin::kWgmmaConfig];
-      const int smem = marlin::smem_bytes(tile, m_blocks, grouped, true);
-      EXPECT_LE(smem, 227 * 1024) << m_blocks;
-      EXPECT_GE(smem, marlin::kWgmmaStages * marlin::stage_bytes(tile, m_blocks, grouped));
-      EXPECT_GE(smem, 16 * m_blocks * (tile.tile_n() + 8) * 4);
+  // Every warpgroup tile's pipeline and reduction tile fit an sm_90 block (227 KB).
+  for (const marlin::TileConfig tile :
+       {marlin::kTileConfigs[marlin::kWgmmaConfig], marlin::kWgmmaNarrowTile}) {
+    for (int m_blocks : {kWgmmaMBlocksSmall, kWgmmaMBlocks}) {
+      for (bool grouped : {false, true}) {
+        const int smem = marlin::smem_bytes(tile, m_blocks, grouped, true);
+        EXPECT_LE(smem, 227 * 1024) << m_blocks;
+        EXPECT_GE(smem, marlin::kWgmmaStages * marlin::stage_bytes(tile, m_blocks, grouped));
+        EXPECT_GE(smem, 16 * m_blocks * (tile.tile_n() + 8) * 4);
+      }
+    }
+  }
+  static_assert(marlin::kWgmmaNarrowTile.tile_k() == marlin::kWgmmaTileK);
+}
+
+TEST(Heuristics, NarrowWarpgroupTileWhereWideTilesAreFew) {
+  using marlin::detail::use_narrow_wgmma_tile;
+  // 128-row tiles, at most 32 slices of 256 columns, K <= 16384: 4096^2 at M = 128 and 256,
+  // 8192^2 at M = 96 and 128, 14336 x 4096 up to M = 256.
+  static_assert(use_narrow_wgmma_tile(128, 4096, 4096) && use_narrow_wgmma_tile(256, 4096, 4096));
+  static_assert(use_narrow_wgmma_tile(96, 8192, 8192) && use_narrow_wgmma_tile(256, 4096, 14336));
+  static_assert(!use_narrow_wgmma_tile(257, 4096, 4096));   // 48 slices
+  static_assert(!use_narrow_wgmma_tile(256, 8192, 8192));   // 64 slices
+  static_assert(!use_narrow_wgmma_tile(128, 8192, 28672));  // K beyond what was measured
+  static_assert(!use_narrow_wgmma_tile(64, 4096, 8192));    // the 64-row tile stays wide
+  static_assert(!use_narrow_wgmma_tile(100, 4096, 4096));   // the mma.sync kernel runs
+  for (int m = 1; m <= 2048; m += 7) {
+    for (auto [n, k] : {std::pair{4096, 4096}, std::pair{6144, 4096}, std::pair{768, 2048}}) {
+      if (!use_narrow_wgmma_tile(m, n, k)) continue;
+      EXPECT_EQ(marlin::detail::wgmma_m_blocks(m, n, k), marlin::kWgmmaMBlocks) << m;
+      EXPECT_LE((n / 256) * ((m + 127) / 128), 32) << m << " " << n;
     }
   }
 }

@@ -300,18 +300,25 @@ inline Status query_device(DeviceInfo& info) {
 
 using KernelFn = void (*)(kernel::Params);
 
-template <int kConfig, int kMBlocks, bool kGrouped, bool kWgmma = false>
+template <int kConfig, int kMBlocks, bool kGrouped>
 constexpr KernelFn kernel_for() {
   return &kernel::gemm_kernel<kMBlocks, kTileConfigs[kConfig].n_blocks,
-                              kTileConfigs[kConfig].k_blocks, kGrouped, kWgmma>;
+                              kTileConfigs[kConfig].k_blocks, kGrouped, false>;
 }
 
-/// The warpgroup kernel of `m_blocks` rows (is_wgmma_m_blocks) and scale mode.
+/// The warpgroup kernel of `m_blocks` rows (is_wgmma_m_blocks), scale mode and tile width
+/// (kTileConfigs[kWgmmaConfig], or kWgmmaNarrowTile when `narrow`: 128-row tiles only).
 template <bool kGrouped>
-KernelFn wgmma_kernel_for(int m_blocks) {
-  return m_blocks == kWgmmaMBlocksSmall
-             ? kernel_for<kWgmmaConfig, kWgmmaMBlocksSmall, kGrouped, true>()
-             : kernel_for<kWgmmaConfig, kWgmmaMBlocks, kGrouped, true>();
+KernelFn wgmma_kernel_for(int m_blocks, bool narrow) {
+  constexpr int kWide = kTileConfigs[kWgmmaConfig].n_blocks;
+  constexpr int kNarrow = kWgmmaNarrowTile.n_blocks;
+  constexpr int kK = kWgmmaTileK / 16;
+  static_assert(kTileConfigs[kWgmmaConfig].k_blocks == kK && kWgmmaNarrowTile.k_blocks == kK);
+  if (m_blocks == kWgmmaMBlocksSmall) {
+    return &kernel::gemm_kernel<kWgmmaMBlocksSmall, kWide, kK, kGrouped, true>;
+  }
+  return narrow ? &kernel::gemm_kernel<kWgmmaMBlocks, kNarrow, kK, kGrouped, true>
+                : &kernel::gemm_kernel<kWgmmaMBlocks, kWide, kK, kGrouped, true>;
 }
 
 template <int kConfig, bool kGrouped>
@@ -341,26 +348,30 @@ KernelFn kernel_for(int config, int m_blocks, bool grouped, std::index_sequence<
 }
 
 /// The kernel of (config, m_blocks, scale mode, path), instantiating only what `Config`
-/// allows (the sm_90 warpgroup kernels, `wgmma`, only with AutoTile).
+/// allows (the sm_90 warpgroup kernels, `wgmma`, only with AutoTile; `narrow` picks their
+/// 128-column tile).
 template <class Config>
-KernelFn select_kernel(int config, int m_blocks, bool grouped, bool wgmma) {
+KernelFn select_kernel(int config, int m_blocks, bool grouped, bool wgmma, bool narrow) {
   if constexpr (std::is_same_v<Config, AutoTile>) {
     if (wgmma) {
-      return grouped ? wgmma_kernel_for<true>(m_blocks) : wgmma_kernel_for<false>(m_blocks);
+      return grouped ? wgmma_kernel_for<true>(m_blocks, narrow)
+                     : wgmma_kernel_for<false>(m_blocks, narrow);
     }
     return kernel_for(config, m_blocks, grouped,
                       std::make_index_sequence<static_cast<std::size_t>(kNumTileConfigs)>{});
   } else {
     (void)wgmma;
+    (void)narrow;
     return kernel_for<Config::kConfig>(m_blocks, grouped);
   }
 }
 
 /// Everything decided before a launch.
 struct Plan {
-  int config = 0;
+  int config = 0;      ///< index into kTileConfigs (mma.sync kernels; -1 for the warpgroup one)
+  TileConfig tile{};   ///< the CTA tile launched (kTileConfigs[config] or a warpgroup tile)
   int m_blocks = 0;
-  bool wgmma = false;  ///< the sm_90a warpgroup kernel (config kWgmmaConfig)
+  bool wgmma = false;  ///< the sm_90a warpgroup kernel
   int smem = 0;    ///< dynamic shared memory per CTA, bytes
   KernelFn kernel = nullptr;
   Partition part;
@@ -380,7 +391,7 @@ inline constexpr std::size_t kCountersBytes = kMaxGrid * sizeof(int);
 /// (clamped to kMaxGrid) and sizes the workspace that split needs. The result does not depend
 /// on `max_ctas` beyond fp32 rounding of the partial sums (tests vary it).
 inline void set_partition(const GemmArgs& args, int max_ctas, Plan& plan) {
-  const TileConfig tile = kTileConfigs[plan.config];
+  const TileConfig tile = plan.tile;
   plan.part = make_partition(args.k / tile.tile_k(), args.n / tile.tile_n(),
                              m_groups_for(args.m, plan.m_blocks),
                              max_ctas < kMaxGrid ? max_ctas : kMaxGrid);
@@ -399,7 +410,7 @@ inline void set_partition(const GemmArgs& args, int max_ctas, Plan& plan) {
 /// per slice (1 <= split <= min(kMaxClusterSplit, k tiles)); it needs no workspace. The kernel
 /// must run sm_90 machine code.
 inline void set_split(const GemmArgs& args, int split, Plan& plan) {
-  const TileConfig tile = kTileConfigs[plan.config];
+  const TileConfig tile = plan.tile;
   plan.part = make_split_partition(args.k / tile.tile_k(), args.n / tile.tile_n(),
                                    m_groups_for(args.m, plan.m_blocks), split);
   plan.counters_bytes = 0;
@@ -415,13 +426,14 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   // (the value is fixed, so calls from several host threads never race on it), its raised
   // shared-memory limit and occupancy.
   int fit_per_sm = 0;
-  auto take = [&](int config, int m_blocks, bool wgmma) {
-    plan.config = config;
+  auto take = [&](int config, int m_blocks, bool wgmma, bool narrow) {
+    plan.config = wgmma ? -1 : config;
+    plan.tile = !wgmma ? kTileConfigs[config] : narrow ? kWgmmaNarrowTile : kTileConfigs[config];
     plan.m_blocks = m_blocks;
     plan.wgmma = wgmma;
-    plan.smem = smem_bytes(kTileConfigs[config], m_blocks, grouped, wgmma);
+    plan.smem = smem_bytes(plan.tile, m_blocks, grouped, wgmma);
     if (plan.smem > dev.smem_optin) return Status::kErrorInsufficientSharedMemory;
-    plan.kernel = select_kernel<Config>(config, m_blocks, grouped, wgmma);
+    plan.kernel = select_kernel<Config>(config, m_blocks, grouped, wgmma, narrow);
     return cache.ctas_per_sm(dev, plan.kernel, plan.smem, fit_per_sm);
   };
   // Where sm_90a code runs (AutoTile only) and wgmma_m_blocks allows it: the warpgroup kernel,
@@ -430,7 +442,8 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   if constexpr (std::is_same_v<Config, AutoTile>) {
     const int wgmma_blocks = wgmma_m_blocks(args.m, args.n, args.k);
     if (kWgmmaPath && dev.wgmma && wgmma_blocks > 0) {
-      const Status st = take(kWgmmaConfig, wgmma_blocks, true);
+      const bool narrow = use_narrow_wgmma_tile(args.m, args.n, args.k);
+      const Status st = take(kWgmmaConfig, wgmma_blocks, true, narrow);
       if (st != Status::kSuccess && st != Status::kErrorInsufficientSharedMemory) return st;
       wgmma = st == Status::kSuccess && fit_per_sm >= 1;
     }
@@ -443,11 +456,12 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
       config = Config::kConfig;
     }
     if (!tile_divides(config, args.n)) return Status::kErrorUnsupportedShape;
-    if (const Status st = take(config, select_m_blocks(args.m), false); st != Status::kSuccess) {
+    if (const Status st = take(config, select_m_blocks(args.m), false, false);
+        st != Status::kSuccess) {
       return st;
     }
   }
-  const TileConfig tile = kTileConfigs[plan.config];
+  const TileConfig tile = plan.tile;
   if (fit_per_sm < 1) return Status::kErrorInsufficientSharedMemory;
   const int ctas_per_sm = fit_per_sm < kMaxCtasPerSm ? fit_per_sm : kMaxCtasPerSm;
   const int capacity = ctas_per_sm * dev.sm_count;

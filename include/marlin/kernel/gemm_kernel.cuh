@@ -12,10 +12,10 @@
 //     XOR-swizzled tile, dequantizes its lane's 16 bytes of B in registers (dequant.cuh) and
 //     issues mma.sync m16n8k16 into fp32 accumulators; the warps that split K then reduce in
 //     shared memory in a fixed order;
-//  3. warpgroup path (sm_90a, 64- or 128-row tiles): each warpgroup owns 128 columns and
-//     all of K; its dequantized B words are the register operand of wgmma.m64nNk16 (N = the
-//     tile's rows), A the shared-memory operand; the accumulators go to shared memory as the
-//     tile to write;
+//  3. warpgroup path (sm_90a, 64- or 128-row tiles): each warpgroup owns half the tile's
+//     columns (128, or 64 in the narrow tile) and all of K; its dequantized B words are the
+//     register operand of wgmma.m64nNk16 (N = the tile's rows), A the shared-memory operand;
+//     the accumulators go to shared memory as the tile to write;
 //  4. a CTA that owns the whole slice writes C. Otherwise, in a cluster split (sm_90), the
 //     slice's CTAs form one cluster and sum each other's reduction tiles through distributed
 //     shared memory; in striped runs a CTA stores an fp32 partial to the workspace and the last
@@ -77,10 +77,12 @@ struct Geometry {
   static constexpr int kOutVecsPerRow = kTileN / 8;  // 8 outputs (16 bytes of fp16) per vector
   static_assert(kAVecsPerRow >= 8, "the A swizzle permutes 8 vectors of a row");
   static_assert(kSubSteps >= 1 && kWarpsK * kSubSteps == kKBlocks, "K must split evenly");
-  static_assert(kWarpgroup ? is_wgmma_m_blocks(kMBlocks) && kTileN == kWgmmaTileN &&
-                                 kTileK == kWgmmaTileK
+  static_assert(kWarpgroup ? is_wgmma_m_blocks(kMBlocks) && kTileK == kWgmmaTileK &&
+                                 (kTileN == kWgmmaTileN || kTileN == kWgmmaNarrowTile.tile_n())
                            : kMBlocks >= 1 && kMBlocks <= kMaxMBlocks,
-                "the warpgroup path is written for one tile shape and 64 or 128 rows");
+                "the warpgroup path is written for 64 x 128/256 tiles of 64 or 128 rows");
+  // 64-column strips per warpgroup (warpgroup path): 2 in the 256-column tile, 1 in the 128.
+  static constexpr int kWgStrips = kWarpgroup ? kTileN / 128 : 1;
   static_assert(kStage * 16 ==
                     stage_bytes(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGroupedScales),
                 "the host's stage size must match the kernel's");
@@ -373,20 +375,21 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     // mma.sync: [m16 block][16-column tile][n8 half][mma accumulator]. wgmma: [64-column
     // strip of the warpgroup][D fragment of m64nN, N = kTileM: rows = columns of C, columns =
     // rows of A].
-    using Acc = std::conditional_t<kWgmma, float[2][G::kTileM / 2],
+    using Acc = std::conditional_t<kWgmma, float[G::kWgStrips][G::kTileM / 2],
                                    float[kWgmma ? 1 : kMBlocks][4][2][4]>;
     Acc acc;
     detail_kernel::zero(acc);
 
     // Multiplies pipeline stage `stage` into acc: the warpgroup path. Warp w of warpgroup wg
-    // dequantizes word w % 4 of each lane's 16 bytes of the two 64-column strips 2 wg and
-    // 2 wg + 1: the two 8-column halves of that word's B fragments are the row halves of a
+    // dequantizes word w % 4 of each lane's 16 bytes of the warpgroup's kWgStrips 64-column
+    // strips (kWgStrips wg + s; two in the 256-column tile, one in the 128-column tile): the
+    // two 8-column halves of that word's B fragments are the row halves of a
     // 16 x 16 A fragment of wgmma (rows = columns of C). The stage runs as two halves of two
     // k16 rows, each its own wgmma group with its own fragment registers (frags[half]): a
     // half is dequantized while the other half's products run, and `wait_group 1` after each
     // commit frees the registers of the half issued before it. The last half of a stage stays
     // in flight across the next barrier (hence kAhead); the segment's end waits for it.
-    using Frags = std::conditional_t<kWgmma, uint32_t[2][2][2][4], uint32_t[1]>;
+    using Frags = std::conditional_t<kWgmma, uint32_t[2][2][G::kWgStrips][4], uint32_t[1]>;
     [[maybe_unused]] Frags frags;  // [half][k16 row of the half][strip][register]
     [[maybe_unused]] auto compute_stage_wgmma = [&](int stage) {
       if constexpr (kWgmma) {
@@ -394,12 +397,12 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         const int4* const b_tile = sh_b + stage * G::kBStage;
         // Scales of the warp's two 8-column halves, per strip: halves 2 wq and 2 wq + 1 of the
         // lane's 8 (the same permuted layout as the mma.sync path reads).
-        [[maybe_unused]] __half2 scale[2];
+        [[maybe_unused]] __half2 scale[G::kWgStrips];
         if constexpr (kGrouped) {
 #pragma unroll
-          for (int s = 0; s < 2; ++s) {
+          for (int s = 0; s < G::kWgStrips; ++s) {
             scale[s] = reinterpret_cast<const __half2*>(
-                sh_s + stage * G::kSStage + (2 * wg + s) * 8 + lane / 4)[wq];
+                sh_s + stage * G::kSStage + (G::kWgStrips * wg + s) * 8 + lane / 4)[wq];
           }
         }
         const char* const a_tile = reinterpret_cast<const char*>(sh_a + stage * G::kAStage);
@@ -410,9 +413,9 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
           for (int i = 0; i < 2; ++i) {
             const int kr = 2 * half + i;
 #pragma unroll
-            for (int s = 0; s < 2; ++s) {
+            for (int s = 0; s < G::kWgStrips; ++s) {
               const uint32_t word = reinterpret_cast<const uint32_t*>(
-                  b_tile + kr * G::kBVecsPerRow + (2 * wg + s) * 32 + lane)[wq];
+                  b_tile + kr * G::kBVecsPerRow + (G::kWgStrips * wg + s) * 32 + lane)[wq];
               FragB f[2];
               dequant_u4b8(word, f);
               if constexpr (kGrouped) {
@@ -430,7 +433,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
           for (int i = 0; i < 2; ++i) {
             const uint64_t desc = ptx::sw128_k_major_desc(a_tile + 32 * (2 * half + i));
 #pragma unroll
-            for (int s = 0; s < 2; ++s) {
+            for (int s = 0; s < G::kWgStrips; ++s) {
               ptx::wgmma_m64k16_f32_f16_rs<G::kTileM>(acc[s], frags[half][i][s], desc, true);
             }
           }
@@ -555,13 +558,13 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
       // A) 8 i + 2 (lane % 4) (+ 1).
       const int wg = warp / 4, wq = warp % 4;
 #pragma unroll
-      for (int s = 0; s < 2; ++s)
+      for (int s = 0; s < G::kWgStrips; ++s)
 #pragma unroll
         for (int i = 0; i < G::kTileM / 8; ++i)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int r = 8 * i + 2 * (lane % 4) + (e & 1);
-            const int col = wg * 128 + s * 64 + wq * 16 + lane / 4 + 8 * (e >> 1);
+            const int col = wg * (64 * G::kWgStrips) + s * 64 + wq * 16 + lane / 4 + 8 * (e >> 1);
             sh_red[r * G::kRedStride + col] = acc[s][4 * i + e];
           }
       __syncthreads();

@@ -62,6 +62,9 @@ constexpr bool is_wgmma_m_blocks(int m_blocks) {
 }
 /// Columns of C per tile of the warpgroup kernel (two warpgroups of 2 x 64).
 inline constexpr int kWgmmaTileN = 256;
+/// The narrow tile of the warpgroup kernel: 128 columns (two warpgroups of 64) x 64 K, twice
+/// the slices of kTileConfigs[kWgmmaConfig] for layers whose wide tiles leave SMs idle.
+inline constexpr TileConfig kWgmmaNarrowTile{8, 4};
 /// K per pipeline stage of the warpgroup kernel (one 128-byte swizzled row of A).
 inline constexpr int kWgmmaTileK = 64;
 /// Alignment of the shared-memory pipeline (wgmma's 128-byte swizzle atoms are 1024 bytes);
