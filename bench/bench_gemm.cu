@@ -209,6 +209,7 @@ struct CaseResult {
   int marlin_copies = 0;  // rotation copies
   int cublas_copies = 0;
   std::vector<std::vector<std::pair<double, double>>> reps;  // [rep][iter] {marlin, cuBLAS} us
+  std::vector<double> marlin_host_us, cublas_host_us;  // host us per call, every timed batch
   std::size_t next_rep = 0;
 };
 
@@ -246,6 +247,14 @@ Context* g_context = nullptr;
 int batch_for(double us_per_launch) {
   const double launches = kTargetBatchUs / std::max(us_per_launch, 1e-3);
   return static_cast<int>(std::clamp(launches, double{kMinBatch}, double{kMaxBatch}));
+}
+
+// Median of `v` (0 when empty).
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return 0.5 * (v[(n - 1) / 2] + v[n / 2]);
 }
 
 // The worse of two checks of one case (NaN wins).
@@ -375,7 +384,9 @@ void measure_case(Context& ctx, const Case& cs, int repetitions, int iterations,
     // Both libraries in every iteration, so that they see the same clocks and temperature.
     for (int i = 0; i < iterations; ++i) {
       const double marlin_us = ctx.timer->time_batch(run_marlin, r.marlin_batch);
+      r.marlin_host_us.push_back(ctx.timer->last_host_us());
       const double cublas_us = ctx.timer->time_batch(run_cublas, r.cublas_batch);
+      r.cublas_host_us.push_back(ctx.timer->last_host_us());
       rep.emplace_back(marlin_us, cublas_us);
     }
   }
@@ -426,6 +437,8 @@ void run_case(benchmark::State& state, const Case& cs) {
   state.counters["speedup"] = cublas_us / marlin_us;
   state.counters["GBps"] = floor.bytes / (marlin_us * 1e3);
   state.counters["TFLOPs"] = gemm_flops(cs.m, cs.n, cs.k) / (marlin_us * 1e6);
+  state.counters["host_us"] = median_of(r.marlin_host_us);
+  state.counters["cublas_host_us"] = median_of(r.cublas_host_us);
   state.counters["rel_err"] = r.accuracy.rel_err;
   state.counters["rel_err_fp16"] = r.accuracy.rel_floor;
   state.SetLabel("copies " + std::to_string(r.marlin_copies) + "/" +

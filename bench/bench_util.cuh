@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -199,7 +200,9 @@ class BatchTimer {
     (void)cudaFreeHost(flags_);
   }
 
-  /// Calls `launch()` `count` times between two events; returns microseconds per launch.
+  /// Calls `launch()` `count` times between two events; returns microseconds per launch on
+  /// the GPU. last_host_us() is then the host's time per call to enqueue them (the GPU is held,
+  /// so the host never waits for it).
   template <class Launch>
   double time_batch(Launch&& launch, int count) {
     // Idle already, unless a launch of the previous batch threw: then its hold kernel must
@@ -216,7 +219,11 @@ class BatchTimer {
       ~Release() { timer->release_store(1); }
     } release{this};
     cuda_check(cudaEventRecord(start_, stream_), "cudaEventRecord");
+    const auto host_start = std::chrono::steady_clock::now();
     for (int i = 0; i < count; ++i) launch();
+    const std::chrono::duration<double, std::micro> host = std::chrono::steady_clock::now() -
+                                                           host_start;
+    last_host_us_ = host.count() / count;
     cuda_check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
     release_store(1);
     cuda_check(cudaEventSynchronize(stop_), "batch");
@@ -225,6 +232,9 @@ class BatchTimer {
     cuda_check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
     return 1000.0 * ms / count;
   }
+
+  /// Host microseconds per launch() call of the last time_batch.
+  double last_host_us() const { return last_host_us_; }
 
  private:
   bool timed_out() const { return static_cast<volatile int*>(flags_)[1] != 0; }
@@ -239,6 +249,7 @@ class BatchTimer {
   int* flags_dev_ = nullptr;  // the same two ints as the device sees them
   cudaEvent_t start_{};
   cudaEvent_t stop_{};
+  double last_host_us_ = 0.0;
 };
 
 }  // namespace marlin_bench
