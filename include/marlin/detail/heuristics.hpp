@@ -69,8 +69,8 @@ constexpr int wgmma_m_blocks(int m, int n, int k) {
 }
 
 /// Policy for the width of the sm_90 warpgroup kernel's tile: 0, use_narrow_wgmma_tile's rule;
-/// 1, the 128-column tile wherever the 128-row tile runs; 2, never. Build
-/// with -DMARLIN_WGMMA_NARROW=1 or 2 only to measure the alternatives (bench/NOTES.md).
+/// 1, the 128-column tile wherever the 128-row tile runs; 2, never. Build with
+/// -DMARLIN_WGMMA_NARROW=1 or 2 only to measure the alternatives (bench/NOTES.md).
 #ifndef MARLIN_WGMMA_NARROW
 #define MARLIN_WGMMA_NARROW 0
 #endif

@@ -427,8 +427,9 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   // shared-memory limit and occupancy.
   int fit_per_sm = 0;
   auto take = [&](int config, int m_blocks, bool wgmma, bool narrow) {
+    narrow = narrow && wgmma && m_blocks == kWgmmaMBlocks;  // the only narrow kernels compiled
     plan.config = wgmma ? -1 : config;
-    plan.tile = !wgmma ? kTileConfigs[config] : narrow ? kWgmmaNarrowTile : kTileConfigs[config];
+    plan.tile = narrow ? kWgmmaNarrowTile : kTileConfigs[config];
     plan.m_blocks = m_blocks;
     plan.wgmma = wgmma;
     plan.smem = smem_bytes(plan.tile, m_blocks, grouped, wgmma);
