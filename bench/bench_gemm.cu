@@ -13,6 +13,7 @@
 #include <marlin/marlin.cuh>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -210,6 +211,7 @@ struct CaseResult {
   int cublas_copies = 0;
   std::vector<std::vector<std::pair<double, double>>> reps;  // [rep][iter] {marlin, cuBLAS} us
   std::vector<double> marlin_host_us, cublas_host_us;  // host us per call, every timed batch
+  double plan_host_us = 0.0;  // host us per marlin::workspace_bytes call (planning, no launch)
   std::size_t next_rep = 0;
 };
 
@@ -391,6 +393,21 @@ void measure_case(Context& ctx, const Case& cs, int repetitions, int iterations,
     }
   }
 
+  // Host cost of planning alone: marlin::workspace_bytes runs the argument checks, the device
+  // query and the plan that gemm<> runs, without the launch.
+  {
+    constexpr int kPlanCalls = 200;
+    std::size_t sink = 0;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kPlanCalls; ++i) sink += marlin::workspace_bytes(args);
+    const std::chrono::duration<double, std::micro> host = std::chrono::steady_clock::now() -
+                                                           start;
+    if (sink != static_cast<std::size_t>(kPlanCalls) * ws_bytes) {
+      throw BenchError("marlin::workspace_bytes changed between calls");
+    }
+    r.plan_host_us = host.count() / kPlanCalls;
+  }
+
   // Once more after all the timed launches, so that a call which leaves the workspace unready
   // for the next one of the same shape shows in rel_err too; the worse check is reported.
   args.b = ctx.workload.b(0);
@@ -439,6 +456,7 @@ void run_case(benchmark::State& state, const Case& cs) {
   state.counters["TFLOPs"] = gemm_flops(cs.m, cs.n, cs.k) / (marlin_us * 1e6);
   state.counters["host_us"] = median_of(r.marlin_host_us);
   state.counters["cublas_host_us"] = median_of(r.cublas_host_us);
+  state.counters["plan_host_us"] = r.plan_host_us;
   state.counters["rel_err"] = r.accuracy.rel_err;
   state.counters["rel_err_fp16"] = r.accuracy.rel_floor;
   state.SetLabel("copies " + std::to_string(r.marlin_copies) + "/" +
