@@ -123,8 +123,9 @@ TEST(Reliability, OperandsInsideSentinelFilledBuffersLeaveSentinelsIntact) {
     };
     auto guard = [&](const DeviceBuffer& src) {
       Guarded gd{DeviceBuffer(src.bytes() + 2 * kGuard), src.bytes()};
-      (void)cudaMemset(gd.buf.get(), kSentinel, gd.buf.bytes());
-      (void)cudaMemcpy(gd.mid(), src.get(), src.bytes(), cudaMemcpyDeviceToDevice);
+      EXPECT_EQ(cudaMemset(gd.buf.get(), kSentinel, gd.buf.bytes()), cudaSuccess);
+      EXPECT_EQ(cudaMemcpy(gd.mid(), src.get(), src.bytes(), cudaMemcpyDeviceToDevice),
+                cudaSuccess);
       return gd;
     };
     Guarded a = guard(p.d_a), b = guard(p.d_b), s = guard(p.d_s), c = guard(p.d_c);
@@ -591,7 +592,6 @@ TEST(Reliability, GemmCompletesWhileAnotherKernelOccupiesMostSms) {
   cudaStreamDestroy(hog);
   cudaStreamDestroy(work);
 }
-
 
 // Spins for `cycles` SM clocks, then copies `n_copy` halves of src to dst and fills `n_fill`
 // halves of `fill` with `value`. On sm_90 it first lets the next grid on the stream launch

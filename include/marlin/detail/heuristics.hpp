@@ -38,12 +38,8 @@ constexpr int select_tile_config(int m, int n) {
 /// Rows of A from which the sm_90 warpgroup kernel is used on every layer (its 128-row tile).
 inline constexpr int kWgmmaAllLayersRows = 128;
 /// Fewest rows of A for which the sm_90 warpgroup kernel's 64-row tile is used (on layers
-/// larger than kWgmmaSmallLayer). Override with -DMARLIN_WGMMA_MIN_ROWS=n only to measure
-/// other thresholds.
-#ifndef MARLIN_WGMMA_MIN_ROWS
-#define MARLIN_WGMMA_MIN_ROWS 49
-#endif
-inline constexpr int kWgmmaMinRows = MARLIN_WGMMA_MIN_ROWS;
+/// larger than kWgmmaSmallLayer).
+inline constexpr int kWgmmaMinRows = 49;
 /// Fewest rows of A for the 64-row tile on layers of at least kWgmmaWideN columns.
 inline constexpr int kWgmmaWideMinRows = 33;
 /// Columns from which a layer takes the 64-row tile from kWgmmaWideMinRows rows.
@@ -57,7 +53,7 @@ inline constexpr long long kWgmmaSmallLayer = 4096LL * 4096;
 /// kWgmmaSmallLayer: the 64-row tile from kWgmmaMinRows rows (kWgmmaWideMinRows where N is at
 /// least kWgmmaWideN) to 64, the 128-row tile for 65-127 (one tile streams the weights once,
 /// where two 64-row tiles would stream them twice). Measured on the H200 (bench/NOTES.md,
-/// change 10): against the mma.sync kernels, faster by 4-51 % at M = 64 and 96 on every bench
+/// change 10): against the mma.sync kernels, faster by 3-48 % at M = 64 and 96 on every bench
 /// layer but 4096 x 4096 (2-11 % slower there, 16 slices of 256 columns); at M = 48 faster on
 /// the three layers with N >= 16384 (8-29 %) and 14336 x 4096, even or slower on the others.
 constexpr int wgmma_m_blocks(int m, int n, int k) {

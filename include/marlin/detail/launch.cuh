@@ -1,6 +1,6 @@
 // Device queries, the launch plan (configuration, grid, workspace) and kernel dispatch.
 // Dispatch is a fold over kTileConfigs: a fixed configuration instantiates only its own
-// kernels; automatic configuration instantiates the whole table.
+// kernels; automatic configuration instantiates the whole table and the warpgroup kernels.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -69,7 +69,7 @@ constexpr Partition make_split_partition(int k_tiles, int n_tiles, int m_groups,
   return p;
 }
 
-/// The K tiles [*begin, *end) of the whole index space that CTA `cta` works on: its striped
+/// The tiles [begin, end) of the whole index space that CTA `cta` works on: its striped
 /// run, or in a cluster split its rank's share of its slice.
 MARLIN_HOST_DEVICE constexpr void cta_run(const Partition& p, int cta, int& begin, int& end) {
   if (p.split > 0) {
