@@ -296,7 +296,9 @@ std::vector<Shape> llama_shapes() {
   const std::pair<int, int> kn[] = {{4096, 6144},  {4096, 4096},  {4096, 28672}, {14336, 4096},
                                     {8192, 10240}, {8192, 8192},  {8192, 57344}, {28672, 8192}};
   for (auto [k, n] : kn) {
-    for (int m : {1, 16, 64}) {
+    // 1 and 16: decode kernels; 64: the mma.sync or 64-row warpgroup tile; 128 and 256: the
+    // 128-row warpgroup tile, 256 or 128 columns wide (heuristics.hpp).
+    for (int m : {1, 16, 64, 128, 256}) {
       for (int g : {128, -1}) shapes.push_back({m, n, k, g});
     }
   }
