@@ -174,6 +174,36 @@ TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
   static_assert(2 * marlin::smem_bytes(marlin::kTileConfigs[0], 1, true, false) <= 100 * 1024);
 }
 
+TEST(TileConfigs, ClusterExchangeBufferFitsBesideThePipelineOnSm90) {
+  constexpr int kSm90OptinBytes = 227 * 1024;
+  constexpr int kSm90SmBytes = 228 * 1024;
+  for (int i = 0; i < marlin::kNumTileConfigs; ++i) {
+    const marlin::TileConfig c = marlin::kTileConfigs[i];
+    for (int m_blocks = 1; m_blocks <= marlin::kMaxMBlocks; ++m_blocks) {
+      for (bool grouped : {false, true}) {
+        const int base = marlin::smem_bytes(c, m_blocks, grouped, false);
+        const int offset = marlin::exchange_offset(c, m_blocks, grouped);
+        const int exchange = marlin::exchange_bytes(c, m_blocks);
+        // after the pipeline and the reduction tile, inside what the host launches with
+        EXPECT_GE(offset, marlin::kStages * marlin::stage_bytes(c, m_blocks, grouped));
+        EXPECT_GE(offset, 16 * m_blocks * (c.tile_n() + 8) * 4);
+        EXPECT_LE(offset + marlin::kSmemAlign, base);
+        EXPECT_EQ(offset % 16, 0);
+        EXPECT_LE(base + exchange, kSm90OptinBytes) << "config " << i << " m_blocks " << m_blocks;
+        // every rank's slots: ceil(vectors / ranks) each, for every split the host may choose
+        const int vectors = 16 * m_blocks * c.tile_n() / 8;
+        for (int ranks = 2; ranks <= marlin::kMaxClusterSplit; ++ranks) {
+          EXPECT_LE(ranks * ((vectors + ranks - 1) / ranks) * 32, exchange) << ranks;
+        }
+      }
+    }
+  }
+  // Decode keeps two CTAs per SM with the buffer (8.25 KB more per CTA).
+  static_assert(2 * (marlin::smem_bytes(marlin::kTileConfigs[0], 1, true, false) +
+                     marlin::exchange_bytes(marlin::kTileConfigs[0], 1)) <=
+                kSm90SmBytes);
+}
+
 TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
   using marlin::kWgmmaMBlocks;
   using marlin::kWgmmaMBlocksSmall;

@@ -106,9 +106,6 @@ constexpr int select_split(int slices, int k_tiles, int ctas_per_sm, int sm_coun
   return split;
 }
 
-/// Most CTAs per cluster in a cluster split (the portable cluster size limit).
-inline constexpr int kMaxClusterSplit = 8;
-
 /// Resident capacity of the warpgroup kernel on one device: clusters[s] clusters of s CTAs fit
 /// at once (clusters[1]: single CTAs, i.e. SMs at one CTA per SM; 0 where a size is unusable).
 struct ClusterCapacity {

@@ -433,6 +433,9 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     plan.m_blocks = m_blocks;
     plan.wgmma = wgmma;
     plan.smem = smem_bytes(plan.tile, m_blocks, grouped, wgmma);
+    // mma.sync kernels on devices with clusters: room for a cluster split's exchange buffer,
+    // whether or not this call splits, so that each kernel has one size on a device.
+    if (!wgmma && dev.cluster) plan.smem += exchange_bytes(plan.tile, m_blocks);
     if (plan.smem > dev.smem_optin) return Status::kErrorInsufficientSharedMemory;
     plan.kernel = select_kernel<Config>(config, m_blocks, grouped, wgmma, narrow);
     return cache.ctas_per_sm(dev, plan.kernel, plan.smem, fit_per_sm);

@@ -17,9 +17,11 @@
 //     register operand of wgmma.m64nNk16 (N = the tile's rows), A the shared-memory operand;
 //     the accumulators go to shared memory as the tile to write;
 //  4. a CTA that owns the whole slice writes C. Otherwise, in a cluster split (sm_90), the
-//     slice's CTAs form one cluster and sum each other's reduction tiles through distributed
-//     shared memory; in striped runs a CTA stores an fp32 partial to the workspace and the last
-//     CTA to arrive on the slice sums all partials in CTA order and writes C.
+//     slice's CTAs form one cluster and sum their reduction tiles through distributed shared
+//     memory (mma.sync kernels: each rank writes every output vector into the exchange buffer
+//     of the rank that sums it; warpgroup kernels: each rank reads the other ranks' tiles);
+//     in striped runs a CTA stores an fp32 partial to the workspace and the last CTA to arrive
+//     on the slice sums all partials in CTA order and writes C.
 // Per-channel scales are applied once, to the fp32 result; grouped scales in dequantization.
 // On sm_90 the host launches with programmatic dependent launch: every CTA lets the next call
 // be scheduled at once, prefetches its first weight tiles into L2, and waits for the previous
@@ -83,6 +85,12 @@ struct Geometry {
                 "the warpgroup path is written for 64 x 128/256 tiles of 64 or 128 rows");
   // 64-column strips per warpgroup (warpgroup path): 2 in the 256-column tile, 1 in the 128.
   static constexpr int kWgStrips = kWarpgroup ? kTileN / 128 : 1;
+  // Cluster splits of the mma.sync kernels exchange their tiles through a buffer of their own
+  // (exchange_bytes, at exchange_offset); the warpgroup kernels' pipelines leave no room for
+  // one, so their ranks read each other's reduction tiles instead.
+  static constexpr bool kExchange = !kWarpgroup;
+  static constexpr int kExchangeOffset =
+      kWarpgroup ? 0 : exchange_offset(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGroupedScales);
   static_assert(kStage * 16 ==
                     stage_bytes(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGroupedScales),
                 "the host's stage size must match the kernel's");
@@ -145,13 +153,14 @@ __device__ __forceinline__ void keep_live_all(T (&a)[kN]) {
 
 /// Writes one segment's fp32 tile `sh_red` ([G::kTileM][G::kRedStride], complete in shared
 /// memory, all threads synchronized) for `slice`, K tiles [k_begin, k_end): straight to C when
-/// the segment is the whole slice; otherwise summed over the slice's cluster (cluster split)
-/// or through the workspace (striped runs). Rows past `rows` are not written. Every thread of
-/// the CTA calls it; `is_last_arrival` is a shared-memory flag.
+/// the segment is the whole slice; otherwise summed over the slice's cluster (cluster split:
+/// through `sh_exchange` where G::kExchange, whose CTAs arrived on the cluster barrier at
+/// their start) or through the workspace (striped runs). Rows past `rows` are not written.
+/// Every thread of the CTA calls it; `is_last_arrival` is a shared-memory flag.
 template <class G>
-__device__ __forceinline__ void write_tile(const Params& params, const float* sh_red, int slice,
-                                           int k_begin, int k_end, int rows,
-                                           int& is_last_arrival) {
+__device__ __forceinline__ void write_tile(const Params& params, const float* sh_red,
+                                           float* sh_exchange, int slice, int k_begin, int k_end,
+                                           int rows, int& is_last_arrival) {
   constexpr int kTileM = G::kTileM;
   constexpr int kTileN = G::kTileN;
   constexpr int kRedStride = G::kRedStride;
@@ -184,10 +193,40 @@ __device__ __forceinline__ void write_tile(const Params& params, const float* sh
       tile_value(r, v, lo, hi);
       store_c(r, v, lo, hi);
     }
+  } else if (part.split > 0 && G::kExchange) {
+    // Cluster split, mma.sync kernels: the CTAs of the slice are one cluster. Output vector i
+    // is summed by rank i % ranks: every rank writes its value of vector i into that rank's
+    // exchange buffer, slot [own rank][i / ranks], through distributed shared memory, without
+    // waiting for the other ranks to finish their tiles; after one cluster barrier each rank
+    // sums its slots in rank order (the same on every run) and writes C.
+    const int ranks = part.split;
+    const int rank = cta % ranks;
+    const int per_rank = (out_vecs + ranks - 1) / ranks;
+    ptx::cluster_wait();  // every CTA of the cluster has started: its shared memory exists
+    for (int i = tid; i < out_vecs; i += kThreads) {
+      const int r = i / kOutVecsPerRow, v = i % kOutVecsPerRow;
+      float4 lo, hi;
+      tile_value(r, v, lo, hi);
+      const uint32_t addr =
+          ptx::map_shared_rank(sh_exchange + 8 * (rank * per_rank + i / ranks), i % ranks);
+      ptx::st_shared_cluster_f32x4(addr, lo);
+      ptx::st_shared_cluster_f32x4(addr + 16, hi);
+    }
+    ptx::cluster_sync();  // every rank's vectors are in place; none is written after this
+    for (int j = tid; j * ranks + rank < out_vecs; j += kThreads) {
+      const int i = j * ranks + rank;
+      const float4* const slot = reinterpret_cast<const float4*>(sh_exchange + 8 * j);
+      float4 lo = slot[0], hi = slot[1];
+      for (int p = 1; p < ranks; ++p) {
+        lo = detail_kernel::add4(lo, slot[2 * per_rank * p]);
+        hi = detail_kernel::add4(hi, slot[2 * per_rank * p + 1]);
+      }
+      store_c(i / kOutVecsPerRow, i % kOutVecsPerRow, lo, hi);
+    }
   } else if (part.split > 0) {
-    // Cluster split: the CTAs of the slice are one cluster. Once every reduction tile is
-    // complete, rank r sums its share of the output vectors over all ranks' tiles, in rank
-    // order (the same on every run), reading them through distributed shared memory.
+    // Cluster split, warpgroup kernels: once every reduction tile is complete, rank r sums
+    // its share of the output vectors over all ranks' tiles, in rank order (the same on every
+    // run), reading them through distributed shared memory.
     ptx::cluster_sync();
     const int ranks = part.split;
     const int rank = cta % ranks;
@@ -235,28 +274,46 @@ __device__ __forceinline__ void write_tile(const Params& params, const float* sh
     if (is_last_arrival) {
       const int first = detail::first_cta(part, slice);
       const int last = detail::last_cta(part, slice);
-      for (int i = tid; i < out_vecs; i += kThreads) {
-        const int r = i / kOutVecsPerRow, v = i % kOutVecsPerRow;
-        float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
-        // Loads only in this loop, so that the unrolled trips' loads are in flight together;
-        // the sum runs in CTA order, the same on every run.
-#pragma unroll 8
+      // Each thread sums kBatch output vectors per trip, with only loads in the loop over the
+      // partials, so that about 8 vectors' loads are in flight together: from 8 partials of
+      // one vector in small tiles (one vector per thread), from 2 partials of 4 vectors in
+      // tiles of 4 or more vectors per thread (most slices of a striped run have only 2-3
+      // participants). Each vector's sum runs in CTA order, the same on every run.
+      constexpr int kVecsPerThread = kTileM * kOutVecsPerRow / kThreads;
+      constexpr int kBatch = kVecsPerThread >= 4 ? 4 : kVecsPerThread >= 2 ? 2 : 1;
+      constexpr int kUnroll = 8 / kBatch;
+      for (int i0 = tid; i0 < out_vecs; i0 += kBatch * kThreads) {
+        float4 lo[kBatch], hi[kBatch];
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) lo[b] = hi[b] = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll kUnroll
         for (int p = first; p <= last; ++p) {
-          float4 plo, phi;
-          if (p == cta) {
-            tile_value(r, v, plo, phi);
-          } else {
-            const float4* slot = reinterpret_cast<const float4*>(
-                params.partials +
-                static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats +
-                r * kTileN + 8 * v);
-            plo = __ldcg(slot);
-            phi = __ldcg(slot + 1);
+#pragma unroll
+          for (int b = 0; b < kBatch; ++b) {
+            const int i = i0 + b * kThreads;
+            if (i < out_vecs) {
+              const int r = i / kOutVecsPerRow, v = i % kOutVecsPerRow;
+              float4 plo, phi;
+              if (p == cta) {
+                tile_value(r, v, plo, phi);
+              } else {
+                const float4* slot = reinterpret_cast<const float4*>(
+                    params.partials +
+                    static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats +
+                    r * kTileN + 8 * v);
+                plo = __ldcg(slot);
+                phi = __ldcg(slot + 1);
+              }
+              lo[b] = p == first ? plo : detail_kernel::add4(lo[b], plo);
+              hi[b] = p == first ? phi : detail_kernel::add4(hi[b], phi);
+            }
           }
-          lo = p == first ? plo : detail_kernel::add4(lo, plo);
-          hi = p == first ? phi : detail_kernel::add4(hi, phi);
         }
-        store_c(r, v, lo, hi);
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+          const int i = i0 + b * kThreads;
+          if (i < out_vecs) store_c(i / kOutVecsPerRow, i % kOutVecsPerRow, lo[b], hi[b]);
+        }
       }
     }
   }
@@ -314,6 +371,11 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
   // soon as every CTA of this one has started; it waits for this grid's completion itself.
   ptx::launch_dependents();
   bool dependency_pending = true;  // this CTA has not yet waited for the previous grid
+  // A cluster split's ranks write into each other's exchange buffers once they know that
+  // every CTA of the cluster has started: this arrival, waited for in write_tile.
+  if (G::kExchange && part.split > 0) ptx::cluster_arrive_relaxed();
+  float* const sh_exchange =
+      reinterpret_cast<float*>(reinterpret_cast<char*>(smem) + G::kExchangeOffset);
 
   for (int idx = run_begin; idx < run_end;) {
     const int slice = idx / part.k_tiles;
@@ -389,9 +451,10 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     // half is dequantized while the other half's products run, and `wait_group 1` after each
     // commit frees the registers of the half issued before it. The last half of a stage stays
     // in flight across the next barrier (hence kAhead); the segment's end waits for it.
+    // `issue_copies` issues the copies of the tile kAhead ahead (and commits their group).
     using Frags = std::conditional_t<kWgmma, uint32_t[2][2][G::kWgStrips][4], uint32_t[1]>;
     [[maybe_unused]] Frags frags;  // [half][k16 row of the half][strip][register]
-    [[maybe_unused]] auto compute_stage_wgmma = [&](int stage) {
+    [[maybe_unused]] auto compute_stage_wgmma = [&](int stage, auto&& issue_copies) {
       if constexpr (kWgmma) {
         const int wg = warp / 4, wq = warp % 4;
         const int4* const b_tile = sh_b + stage * G::kBStage;
@@ -407,6 +470,9 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         }
         const char* const a_tile = reinterpret_cast<const char*>(sh_a + stage * G::kAStage);
         static_assert(kKBlocks == 4, "two halves of two k16 rows");
+        // The next tile's copies go out after the scale loads above, so that those loads'
+        // latency passes while the copies are issued (bench/NOTES.md, change 12).
+        issue_copies();
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
 #pragma unroll
@@ -535,11 +601,14 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
           // must be visible to it before the barrier.
           if constexpr (kWgmma) ptx::fence_proxy_async_shared();
           __syncthreads();  // tile t landed for all threads; tile t - 1's stage is free again
-          if (t + kAhead < n_k) load_stage((s + kAhead) % kDepth, k_begin + t + kAhead);
-          ptx::cp_async_commit_group();
+          auto issue_copies = [&] {
+            if (t + kAhead < n_k) load_stage((s + kAhead) % kDepth, k_begin + t + kAhead);
+            ptx::cp_async_commit_group();
+          };
           if constexpr (kWgmma) {
-            compute_stage_wgmma(s);
+            compute_stage_wgmma(s, issue_copies);
           } else {
+            issue_copies();
             compute_stage_mma(s);
           }
         }
@@ -597,7 +666,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         __syncthreads();
       }
     }
-    write_tile<G>(params, sh_red, slice, k_begin, k_end, rows, is_last_arrival);
+    write_tile<G>(params, sh_red, sh_exchange, slice, k_begin, k_end, rows, is_last_arrival);
     __syncthreads();  // the reduction tile is read before the next segment's loads land
   }
 #else

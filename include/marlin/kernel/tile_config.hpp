@@ -121,4 +121,24 @@ constexpr int smem_bytes(TileConfig c, int m_blocks, bool grouped, bool wgmma) {
   return (pipe > reduce ? pipe : reduce) + kSmemAlign;
 }
 
+/// Where the cluster-split exchange buffer of a mma.sync CTA starts, in bytes from the aligned
+/// pipeline: after the pipeline and the fp32 reduction tile, so that other ranks may write it
+/// while this CTA still computes.
+constexpr int exchange_offset(TileConfig c, int m_blocks, bool grouped) {
+  const int pipe = kStages * stage_bytes(c, m_blocks, grouped);
+  const int reduce = 16 * m_blocks * (c.tile_n() + 8) * 4;
+  return pipe > reduce ? pipe : reduce;
+}
+
+/// Most CTAs of one cluster split (one slice's K over a cluster): the portable cluster size.
+inline constexpr int kMaxClusterSplit = 8;
+
+/// Shared memory in bytes of that exchange buffer, which a mma.sync CTA launched in a cluster
+/// split adds to smem_bytes: every rank writes each 8-float output vector of its tile into the
+/// buffer of the rank that sums that vector, so a buffer holds one tile of vectors plus at most
+/// one vector of padding per rank.
+constexpr int exchange_bytes(TileConfig c, int m_blocks) {
+  return (16 * m_blocks * c.tile_n() / 8 + kMaxClusterSplit) * 32;
+}
+
 }  // namespace marlin

@@ -1,5 +1,5 @@
-// Thread-block clusters (sm_90+): the cluster barrier and reads of another CTA's shared
-// memory (distributed shared memory). Compiled to a trap below sm_90; the host launches
+// Thread-block clusters (sm_90+): the cluster barrier and reads and writes of another CTA's
+// shared memory (distributed shared memory). Compiled to a trap below sm_90; the host launches
 // clusters only where the code that runs was compiled for sm_90 or newer
 // (detail::DeviceInfo::cluster, from the probe kernel).
 #pragma once
@@ -18,6 +18,27 @@ __device__ __forceinline__ void cluster_sync() {
       "barrier.cluster.arrive.release.aligned;\n"
       "barrier.cluster.wait.acquire.aligned;\n" ::
           : "memory");
+#else
+  __trap();
+#endif
+}
+
+/// This thread's arrival on the cluster barrier, without waiting and without ordering memory
+/// (relaxed): paired with a later cluster_wait, e.g. to learn that every CTA of the cluster has
+/// started before writing to another CTA's shared memory.
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+#if defined(MARLIN_SM90_ENABLED)
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+/// Waits until every thread of the cluster has arrived on the cluster barrier's current phase
+/// (acquire semantics).
+__device__ __forceinline__ void cluster_wait() {
+#if defined(MARLIN_SM90_ENABLED)
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 #else
   __trap();
 #endif
@@ -52,6 +73,18 @@ __device__ __forceinline__ float4 ld_shared_cluster_f32x4(uint32_t addr) {
   __trap();
 #endif
   return v;
+}
+
+/// Stores 16 bytes (4 floats) to a cluster shared-memory address (map_shared_rank).
+__device__ __forceinline__ void st_shared_cluster_f32x4(uint32_t addr, float4 v) {
+#if defined(MARLIN_SM90_ENABLED)
+  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(v.x),
+               "f"(v.y), "f"(v.z), "f"(v.w)
+               : "memory");
+#else
+  (void)addr; (void)v;
+  __trap();
+#endif
 }
 
 }  // namespace marlin::ptx
