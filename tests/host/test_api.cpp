@@ -253,13 +253,14 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
 
 TEST(Heuristics, NarrowWarpgroupTileWhereWideTilesAreFew) {
   using marlin::detail::use_narrow_wgmma_tile;
-  // 128-row tiles, at most 32 slices of 256 columns, K <= 16384: 4096^2 at M = 128 and 256,
-  // 8192^2 at M = 96 and 128, 14336 x 4096 up to M = 256.
+  // 128-row tiles, at most 32 slices of 256 columns: 4096^2 at M = 128 and 256, 8192^2 and
+  // 28672 x 8192 at M = 96 and 128, 14336 x 4096 up to M = 256.
   static_assert(use_narrow_wgmma_tile(128, 4096, 4096) && use_narrow_wgmma_tile(256, 4096, 4096));
   static_assert(use_narrow_wgmma_tile(96, 8192, 8192) && use_narrow_wgmma_tile(256, 4096, 14336));
   static_assert(!use_narrow_wgmma_tile(257, 4096, 4096));   // 48 slices
   static_assert(!use_narrow_wgmma_tile(256, 8192, 8192));   // 64 slices
-  static_assert(!use_narrow_wgmma_tile(128, 8192, 28672));  // K beyond what was measured
+  static_assert(use_narrow_wgmma_tile(96, 8192, 28672) && use_narrow_wgmma_tile(128, 8192, 28672));
+  static_assert(!use_narrow_wgmma_tile(256, 8192, 28672));  // 64 slices
   static_assert(!use_narrow_wgmma_tile(64, 4096, 8192));    // the 64-row tile stays wide
   static_assert(!use_narrow_wgmma_tile(100, 4096, 4096));   // the mma.sync kernel runs
   for (int m = 1; m <= 2048; m += 7) {

@@ -73,19 +73,16 @@ constexpr int wgmma_m_blocks(int m, int n, int k) {
 inline constexpr int kWgmmaNarrow = MARLIN_WGMMA_NARROW;
 /// Most 256-column slices (of 128 rows) for which the 128-row tile is made 128 columns wide.
 inline constexpr int kWgmmaNarrowMaxSlices = 32;
-/// Largest K of the layers on which the narrow tile was measured faster.
-inline constexpr int kWgmmaNarrowMaxK = 16384;
 
 /// Whether a problem of `m` x `n` x `k` on the warpgroup kernel takes the 128-column tile
 /// (kWgmmaNarrowTile) instead of the 256-column one: with the 128-row tile, when the wide
-/// tiles make at most kWgmmaNarrowMaxSlices slices and K is at most kWgmmaNarrowMaxK. Measured
-/// on the H200 (bench/NOTES.md, change 11): ×0.72-0.95 on 4096², 4096×6144, 8192² and
-/// 14336×4096 at M = 96-256 (16-32 slices); above 32 slices ×0.92-1.25, slower in most cases;
-/// with the 64-row tile ×0.97-1.07.
+/// tiles make at most kWgmmaNarrowMaxSlices slices. Measured on the H200 (bench/NOTES.md,
+/// changes 11 and 13): ×0.72-0.95 on 4096², 4096×6144, 8192² and 14336×4096 at M = 96-256
+/// and ×0.85-0.95 on 28672×8192 at M = 96-128 (16-32 slices); above 32 slices ×0.92-1.25,
+/// slower in most cases; with the 64-row tile ×0.97-1.07.
 constexpr bool use_narrow_wgmma_tile(int m, int n, int k) {
   if (wgmma_m_blocks(m, n, k) != kWgmmaMBlocks) return false;
   if (kWgmmaNarrow != 0) return kWgmmaNarrow == 1;
-  if (k > kWgmmaNarrowMaxK) return false;
   const long long slices =
       static_cast<long long>(n / kWgmmaTileN) * m_groups_for(m, kWgmmaMBlocks);
   return slices <= kWgmmaNarrowMaxSlices;
