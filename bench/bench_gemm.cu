@@ -212,8 +212,21 @@ struct CaseResult {
   std::vector<std::vector<std::pair<double, double>>> reps;  // [rep][iter] {marlin, cuBLAS} us
   std::vector<double> marlin_host_us, cublas_host_us;  // host us per call, every timed batch
   double plan_host_us = 0.0;  // host us per marlin::workspace_bytes call (planning, no launch)
+  std::string plan;           // the launch marlin::gemm<> plans (plan_summary)
   std::size_t next_rep = 0;
 };
+
+/// The launch a plan describes, for the label: path and CTA tile (`wgmma 128x256`, `mma
+/// 16x128`), then how the tiles are spread: `whole` (one CTA per slice), `split S` (a cluster
+/// of S CTAs per slice) or `striped G` (G CTAs over the K-first order of tiles).
+std::string plan_summary(const marlin::detail::Plan& plan) {
+  const marlin::detail::Partition& p = plan.part;
+  std::string s = std::string(plan.wgmma ? "wgmma " : "mma ") + std::to_string(16 * plan.m_blocks) +
+                  "x" + std::to_string(plan.tile.tile_n());
+  if (p.split > 0) return s + " split " + std::to_string(p.split);
+  if (p.grid == p.slices && p.iters == p.k_tiles) return s + " whole";
+  return s + " striped " + std::to_string(p.grid);
+}
 
 /// Everything the cases share; created in main once a GPU is known to be there.
 struct Context {
@@ -407,6 +420,15 @@ void measure_case(Context& ctx, const Case& cs, int repetitions, int iterations,
     }
     r.plan_host_us = host.count() / kPlanCalls;
   }
+  {
+    marlin::detail::DeviceInfo dev;
+    marlin::detail::Plan plan;
+    if (marlin::detail::query_device(dev) != marlin::Status::kSuccess ||
+        marlin::detail::make_plan<marlin::AutoTile>(args, dev, plan) != marlin::Status::kSuccess) {
+      throw BenchError("marlin::detail::make_plan failed where gemm<> succeeded");
+    }
+    r.plan = plan_summary(plan);
+  }
 
   // Once more after all the timed launches, so that a call which leaves the workspace unready
   // for the next one of the same shape shows in rel_err too; the worse check is reported.
@@ -459,7 +481,7 @@ void run_case(benchmark::State& state, const Case& cs) {
   state.counters["plan_host_us"] = r.plan_host_us;
   state.counters["rel_err"] = r.accuracy.rel_err;
   state.counters["rel_err_fp16"] = r.accuracy.rel_floor;
-  state.SetLabel("copies " + std::to_string(r.marlin_copies) + "/" +
+  state.SetLabel("plan " + r.plan + " copies " + std::to_string(r.marlin_copies) + "/" +
                  std::to_string(r.cublas_copies) + " batch " +
                  std::to_string(r.marlin_batch) + "/" + std::to_string(r.cublas_batch));
 }
