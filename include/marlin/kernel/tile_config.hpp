@@ -112,22 +112,25 @@ constexpr int stage_bytes(TileConfig c, int m_blocks, bool grouped) {
 /// the mma.sync kernels.
 constexpr int stages_for(bool wgmma) { return wgmma ? kWgmmaStages : kStages; }
 
-/// Shared memory in bytes that a CTA of `m_blocks` x configuration `c` needs (stages_for
-/// pipeline stages; the fp32 reduction tile reuses the pipeline's memory); `wgmma` for the
-/// warpgroup kernels.
-constexpr int smem_bytes(TileConfig c, int m_blocks, bool grouped, bool wgmma) {
+/// Bytes of a CTA's pipeline (stages_for stages) or of the fp32 reduction tile that reuses
+/// its memory, whichever is larger; `wgmma` for the warpgroup kernels.
+constexpr int pipeline_bytes(TileConfig c, int m_blocks, bool grouped, bool wgmma) {
   const int pipe = stages_for(wgmma) * stage_bytes(c, m_blocks, grouped);
   const int reduce = 16 * m_blocks * (c.tile_n() + 8) * 4;  // fp32 reduction tile
-  return (pipe > reduce ? pipe : reduce) + kSmemAlign;
+  return pipe > reduce ? pipe : reduce;
+}
+
+/// Shared memory in bytes that a CTA of `m_blocks` x configuration `c` needs: pipeline_bytes
+/// plus the slack that aligns the pipeline to kSmemAlign.
+constexpr int smem_bytes(TileConfig c, int m_blocks, bool grouped, bool wgmma) {
+  return pipeline_bytes(c, m_blocks, grouped, wgmma) + kSmemAlign;
 }
 
 /// Where the cluster-split exchange buffer of a mma.sync CTA starts, in bytes from the aligned
 /// pipeline: after the pipeline and the fp32 reduction tile, so that other ranks may write it
 /// while this CTA still computes.
 constexpr int exchange_offset(TileConfig c, int m_blocks, bool grouped) {
-  const int pipe = kStages * stage_bytes(c, m_blocks, grouped);
-  const int reduce = 16 * m_blocks * (c.tile_n() + 8) * 4;
-  return pipe > reduce ? pipe : reduce;
+  return pipeline_bytes(c, m_blocks, grouped, false);
 }
 
 /// Most CTAs of one cluster split (one slice's K over a cluster): the portable cluster size.
