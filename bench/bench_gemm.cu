@@ -572,9 +572,7 @@ double measure_copy_bandwidth(cudaStream_t stream) {
   }
   (void)cudaEventDestroy(start);
   (void)cudaEventDestroy(stop);
-  std::sort(seconds.begin(), seconds.end());
-  const double median = 0.5 * (seconds[(kTimed - 1) / 2] + seconds[kTimed / 2]);
-  return 2.0 * static_cast<double>(kBytes) / median;
+  return 2.0 * static_cast<double>(kBytes) / median_of(seconds);
 }
 
 // Whether --benchmark_list_tests is on (read before Initialize removes it from argv).

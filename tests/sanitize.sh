@@ -5,9 +5,9 @@
 # Shapes: decode (M = 1), one full 16-row tile, odd M across several 64-row groups, large M
 # (600: ten 64-row groups), both scale modes, a layer-sized K = N = 8192 (group 128), small
 # shapes that split one slice over many CTAs, and (sm_90a builds on an sm_90 GPU) the warpgroup
-# kernel where N is a multiple of 256: its 64-row tile (M = 50 on a 8192 x 4096 layer), its
-# 128-row tile 256 columns wide (600 x 4096 x 1024) and 128 wide (100 on 8192 x 8192; 130,
-# 200, 600 x 1024 x 1024).
+# kernel where N is a multiple of 256 (shapes as M N K): its 64-row tile (50 4096 8192), its
+# 128-row tile 256 columns wide (600 4096 1024) and 128 wide (100 8192 8192, 130 512 512,
+# 600 1024 1024, 200 768 2048).
 set -euo pipefail
 bin=${1:?usage: sanitize.sh <gemm_once> [tool ...]}
 shift

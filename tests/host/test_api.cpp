@@ -207,7 +207,6 @@ TEST(TileConfigs, ClusterExchangeBufferFitsBesideThePipelineOnSm90) {
 TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
   using marlin::kWgmmaMBlocks;
   using marlin::kWgmmaMBlocksSmall;
-  using marlin::detail::kWgmmaMinRows;
   using marlin::detail::wgmma_m_blocks;
   // From 128 rows, the 128-row tile on every layer whose N is a multiple of 256.
   static_assert(wgmma_m_blocks(128, 256, 128) == kWgmmaMBlocks);
@@ -215,7 +214,6 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
   static_assert(wgmma_m_blocks(512, 192, 4096) == 0);  // N not a multiple of 256
   // Below 128 rows, only on layers larger than 4096 x 4096: the 64-row tile up to 64 rows,
   // one 128-row tile (the weights streamed once) for 65-127.
-  static_assert(kWgmmaMinRows == 49);
   static_assert(wgmma_m_blocks(48, 4096, 8192) == 0 && wgmma_m_blocks(49, 4096, 8192) == 4);
   static_assert(wgmma_m_blocks(64, 57344, 8192) == kWgmmaMBlocksSmall);
   static_assert(wgmma_m_blocks(65, 6144, 4096) == kWgmmaMBlocks);
