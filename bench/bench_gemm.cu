@@ -188,10 +188,13 @@ void ensure(DeviceBuffer& buf, std::size_t bytes) {
   buf = DeviceBuffer(bytes);
 }
 
-/// Accuracy of one case against the fp32 reference.
+/// Accuracy of one case: against the exact (fp32-output) reference, and against cuBLAS's own
+/// fp16 result (fp32 accumulation, fp16 output), the reference the performance issue names.
 struct Accuracy {
-  double rel_err = 0.0;    // ||C - ref|| / ||ref||
-  double rel_floor = 0.0;  // ||fp16(ref) - ref|| / ||ref||: the best any fp16 C can do
+  double rel_err = 0.0;         // ||C - ref|| / ||ref||
+  double rel_floor = 0.0;       // ||fp16(ref) - ref|| / ||ref||: the best any fp16 C can do
+  double rel_err_cublas = 0.0;  // ||C - C16|| / ||C16||, C16 = cuBLAS fp16 output
+  double cublas_rel_err = 0.0;  // ||C16 - ref|| / ||ref||: cuBLAS's own error
 };
 
 /// All the measurements of one case, taken in one go when Google Benchmark first runs it.
@@ -278,13 +281,18 @@ Accuracy worse(const Accuracy& x, const Accuracy& y) {
   w.rel_err = std::isnan(x.rel_err) || std::isnan(y.rel_err) ? std::nan("")
                                                              : std::max(x.rel_err, y.rel_err);
   w.rel_floor = std::max(x.rel_floor, y.rel_floor);
+  w.rel_err_cublas = std::isnan(x.rel_err_cublas) || std::isnan(y.rel_err_cublas)
+                         ? std::nan("")
+                         : std::max(x.rel_err_cublas, y.rel_err_cublas);
+  w.cublas_rel_err = std::max(x.cublas_rel_err, y.cublas_rel_err);
   return w;
 }
 
 // Relative L2 error of marlin's C against cuBLAS with fp32 accumulation and fp32 output on the
-// dequantized fp16 weights of rotation copy 0 (`args` must point at copy 0). C is poisoned with
-// NaN first, so an element marlin does not write makes the error NaN. `when` names the check
-// in the message printed for non-finite outputs.
+// dequantized fp16 weights of rotation copy 0 (`args` must point at copy 0), and against
+// cuBLAS's fp16 output of the same product (fp32 accumulation; the timed baseline's call). C is
+// poisoned with NaN first, so an element marlin does not write makes the error NaN. `when`
+// names the check in the message printed for non-finite outputs.
 Accuracy relative_error(Context& ctx, const Case& cs, const marlin::GemmArgs& args,
                         const char* when) {
   const std::size_t mn = static_cast<std::size_t>(cs.m) * cs.n;
@@ -300,11 +308,18 @@ Accuracy relative_error(Context& ctx, const Case& cs, const marlin::GemmArgs& ar
                             &beta, ctx.ref.get(), CUDA_R_32F, cs.n, CUBLAS_COMPUTE_32F,
                             CUBLAS_GEMM_DEFAULT),
                "cublasGemmEx (fp32 reference)");
-  cuda_check(cudaMemsetAsync(ctx.sums.get(), 0, 4 * sizeof(double), ctx.stream), "memset");
+  cublas_check(cublasGemmEx(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, cs.n, cs.m, cs.k, &alpha,
+                            ctx.workload.w16(0), CUDA_R_16F, cs.n, ctx.a.get(), CUDA_R_16F, cs.k,
+                            &beta, ctx.c_cublas.get(), CUDA_R_16F, cs.n, CUBLAS_COMPUTE_32F,
+                            CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx (fp16 reference)");
+  cuda_check(cudaMemsetAsync(ctx.sums.get(), 0, kErrorSums * sizeof(double), ctx.stream),
+             "memset");
   squared_error_kernel<<<1024, 256, 0, ctx.stream>>>(ctx.c.get<__half>(), ctx.ref.get<float>(),
-                                                     mn, ctx.sums.get<double>());
+                                                     ctx.c_cublas.get<__half>(), mn,
+                                                     ctx.sums.get<double>());
   cuda_check(cudaGetLastError(), "squared_error_kernel");
-  double sums[4] = {0.0, 0.0, 0.0, 0.0};
+  double sums[kErrorSums] = {};
   cuda_check(cudaMemcpyAsync(sums, ctx.sums.get(), sizeof(sums), cudaMemcpyDeviceToHost,
                              ctx.stream),
              "copy error sums");
@@ -318,6 +333,8 @@ Accuracy relative_error(Context& ctx, const Case& cs, const marlin::GemmArgs& ar
   Accuracy acc;
   acc.rel_err = std::sqrt(sums[0] / sums[1]);
   acc.rel_floor = std::sqrt(sums[3] / sums[1]);
+  acc.rel_err_cublas = std::sqrt(sums[4] / sums[5]);
+  acc.cublas_rel_err = std::sqrt(sums[6] / sums[1]);
   return acc;
 }
 
@@ -329,7 +346,7 @@ void measure_case(Context& ctx, const Case& cs, int repetitions, int iterations,
   ensure(ctx.c, m * n * sizeof(__half));
   ensure(ctx.c_cublas, m * n * sizeof(__half));
   ensure(ctx.ref, m * n * sizeof(float));
-  ensure(ctx.sums, 4 * sizeof(double));
+  ensure(ctx.sums, kErrorSums * sizeof(double));
   fill_uniform_half(ctx.a.get<__half>(), m * k, mix64(m << 32 | k), -1.0f, 1.0f, ctx.stream);
 
   marlin::GemmArgs args;
@@ -481,6 +498,8 @@ void run_case(benchmark::State& state, const Case& cs) {
   state.counters["plan_host_us"] = r.plan_host_us;
   state.counters["rel_err"] = r.accuracy.rel_err;
   state.counters["rel_err_fp16"] = r.accuracy.rel_floor;
+  state.counters["rel_err_cublas"] = r.accuracy.rel_err_cublas;
+  state.counters["cublas_rel_err"] = r.accuracy.cublas_rel_err;
   state.SetLabel("plan " + r.plan + " copies " + std::to_string(r.marlin_copies) + "/" +
                  std::to_string(r.cublas_copies) + " batch " +
                  std::to_string(r.marlin_batch) + "/" + std::to_string(r.cublas_batch));

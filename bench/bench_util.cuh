@@ -123,37 +123,41 @@ __global__ void dequantize_kernel(const std::uint8_t* codes, const __half* scale
 
 // Over `count` elements, in fp64: sums[0] += sum (c - ref)^2, sums[1] += sum ref^2,
 // sums[2] += count of non-finite c, sums[3] += sum (fp16(ref) - ref)^2 (what rounding the exact
-// result to fp16 alone costs). A NaN in c (an unwritten, poisoned element) makes sums[0] NaN.
-__global__ void squared_error_kernel(const __half* c, const float* ref, std::size_t count,
-                                     double* sums) {
+// result to fp16 alone costs); against `c16`, another fp16 result of the same product (cuBLAS
+// with fp32 accumulation and fp16 output): sums[4] += sum (c - c16)^2, sums[5] += sum c16^2,
+// sums[6] += sum (c16 - ref)^2. A NaN in c (an unwritten, poisoned element) makes sums[0] and
+// sums[4] NaN.
+inline constexpr int kErrorSums = 7;
+__global__ void squared_error_kernel(const __half* c, const float* ref, const __half* c16,
+                                     std::size_t count, double* sums) {
   constexpr int kThreadsPerBlock = 256;
-  constexpr int kSums = 4;
-  __shared__ double part_sh[kSums][kThreadsPerBlock];  // [err, norm, non-finite, rounding][threads]
-  double err = 0.0, norm = 0.0, bad = 0.0, rounding = 0.0;
+  __shared__ double part_sh[kErrorSums][kThreadsPerBlock];  // [sum][thread]
+  double part[kErrorSums] = {};
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < count; i += stride) {
     const double x = __half2float(c[i]);
     const double y = ref[i];
-    err += (x - y) * (x - y);
-    norm += y * y;
-    bad += isfinite(x) ? 0.0 : 1.0;
+    const double z = __half2float(c16[i]);
     const double y16 = __half2float(__float2half_rn(ref[i]));
-    rounding += (y16 - y) * (y16 - y);
+    part[0] += (x - y) * (x - y);
+    part[1] += y * y;
+    part[2] += isfinite(x) ? 0.0 : 1.0;
+    part[3] += (y16 - y) * (y16 - y);
+    part[4] += (x - z) * (x - z);
+    part[5] += z * z;
+    part[6] += (z - y) * (z - y);
   }
-  part_sh[0][threadIdx.x] = err;
-  part_sh[1][threadIdx.x] = norm;
-  part_sh[2][threadIdx.x] = bad;
-  part_sh[3][threadIdx.x] = rounding;
+  for (int j = 0; j < kErrorSums; ++j) part_sh[j][threadIdx.x] = part[j];
   __syncthreads();
   for (int half = kThreadsPerBlock / 2; half > 0; half /= 2) {
     if (static_cast<int>(threadIdx.x) < half) {
-      for (int j = 0; j < kSums; ++j) part_sh[j][threadIdx.x] += part_sh[j][threadIdx.x + half];
+      for (int j = 0; j < kErrorSums; ++j) part_sh[j][threadIdx.x] += part_sh[j][threadIdx.x + half];
     }
     __syncthreads();
   }
   if (threadIdx.x == 0) {
-    for (int j = 0; j < kSums; ++j) atomicAdd(&sums[j], part_sh[j][0]);
+    for (int j = 0; j < kErrorSums; ++j) atomicAdd(&sums[j], part_sh[j][0]);
   }
 }
 

@@ -9,7 +9,9 @@
 Every number is the median over the repetitions of a case (Google Benchmark's `_median`
 aggregate rows; counters included). The spread column is (max - min) / median of marlin's
 time over the repetitions, from the `_min` / `_max` aggregates the binary adds; "fp16 floor"
-is rel_err_fp16, the error of the fp32 reference rounded to fp16 (the least rel_err possible).
+is rel_err_fp16, the error of the fp32 reference rounded to fp16 (the least rel_err possible);
+"vs cuBLAS" is rel_err_cublas, the error against cuBLAS's own fp16 result (fp32 accumulation,
+fp16 output), the reference the performance issue's accuracy target names.
 
 The table needs only the standard library; the plots need matplotlib, which is imported
 only when plotting, so the table also works where matplotlib is not installed.
@@ -31,7 +33,8 @@ import sys
 NAME_RE = re.compile(r"^(?P<family>\w+)/k(?P<k>\d+)_n(?P<n>\d+)/m(?P<m>\d+)/g(?P<g>-?\d+)(/|$)")
 
 COUNTERS = ("marlin_us", "cublas_us", "mem_floor_us", "mma_floor_us", "floor_us",
-            "frac_floor", "speedup", "GBps", "TFLOPs", "rel_err", "rel_err_fp16")
+            "frac_floor", "speedup", "GBps", "TFLOPs", "rel_err", "rel_err_fp16",
+            "rel_err_cublas")
 
 
 def group_label(g):
@@ -108,8 +111,8 @@ def print_table(context, cases, shape_order, out=sys.stdout):
           file=out)
     print("", file=out)
     print("| shape K×N | M | group | marlin µs | spread | cuBLAS µs | floor µs | bound "
-          "| frac floor | speedup | rel_err | fp16 floor |", file=out)
-    print("|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|", file=out)
+          "| frac floor | speedup | rel_err | fp16 floor | vs cuBLAS |", file=out)
+    print("|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|", file=out)
     groups = sorted({key[3] for key in cases}, key=lambda g: (g == -1, g))
     for g in groups:
         for k, n in shape_order:
@@ -118,7 +121,7 @@ def print_table(context, cases, shape_order, out=sys.stdout):
                 shape = f"{k}×{n}"
                 if "error" in case:
                     print(f"| {shape} | {m} | {g} | error: {case['error']} |"
-                          " | | | | | | | |", file=out)
+                          " | | | | | | | | |", file=out)
                     continue
                 c = case["median"]
                 bound = "mem" if c["mem_floor_us"] >= c["mma_floor_us"] else "mma"
@@ -126,7 +129,7 @@ def print_table(context, cases, shape_order, out=sys.stdout):
                 print(f"| {shape} | {m} | {g} | {fmt_us(c['marlin_us'])} | {spread} "
                       f"| {fmt_us(c['cublas_us'])} | {fmt_us(c['floor_us'])} | {bound} "
                       f"| {c['frac_floor']:.2f} | {c['speedup']:.2f} | {c['rel_err']:.2e} "
-                      f"| {c['rel_err_fp16']:.2e} |", file=out)
+                      f"| {c['rel_err_fp16']:.2e} | {c['rel_err_cublas']:.2e} |", file=out)
 
 
 def render_plots(cases, shape_order, out_dir, family):
