@@ -2,7 +2,8 @@
 # Runs tests/tools/gemm_once under compute-sanitizer over a grid of shapes and fails on any
 # reported error. Usage: tests/sanitize.sh <path-to-gemm_once> [tool ...]
 #   tools default to: memcheck racecheck synccheck initcheck
-# Shapes: decode (M = 1), one full 16-row tile, odd M across several 64-row groups, large M
+# Shapes: decode (M = 1), one full 16-row tile, the 32-row tile (six stages, one barrier per
+# two tiles: 24 4096 4096, 31 6144 1024), odd M across several 64-row groups, large M
 # (600: ten 64-row groups), both scale modes, a layer-sized K = N = 8192 (group 128), small
 # shapes that split one slice over many CTAs, and (sm_90a builds on an sm_90 GPU) the warpgroup
 # kernel where N is a multiple of 256 (shapes as M N K): its 64-row tile (50 4096 8192), its
@@ -18,6 +19,8 @@ shapes=(
   "16 8192 8192 128"
   "100 8192 8192 128"
   "1 4096 4096 -1"
+  "24 4096 4096 128"
+  "31 6144 1024 -1"
   "50 4096 8192 -1"
   "33 256 1024 128"
   "65 192 2048 -1"

@@ -164,14 +164,49 @@ TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
         const int smem = marlin::smem_bytes(marlin::kTileConfigs[i], m_blocks, grouped, false);
         EXPECT_LE(smem, kSm86OptinBytes) << "config " << i << " m_blocks " << m_blocks;
         // the pipeline and the fp32 reduction tile that reuses it both fit
-        EXPECT_GE(smem, marlin::kStages * marlin::stage_bytes(marlin::kTileConfigs[i], m_blocks,
-                                                              grouped));
+        EXPECT_GE(smem, marlin::stages_for(marlin::kTileConfigs[i], m_blocks, false) *
+                            marlin::stage_bytes(marlin::kTileConfigs[i], m_blocks, grouped));
         EXPECT_GE(smem, 16 * m_blocks * (marlin::kTileConfigs[i].tile_n() + 8) * 4);
       }
     }
   }
   // Decode: two CTAs of 16 x 128 x 128 fit an SM of an A100 (164 KB) and of an sm_86 (100 KB).
   static_assert(2 * marlin::smem_bytes(marlin::kTileConfigs[0], 1, true, false) <= 100 * 1024);
+}
+
+TEST(TileConfigs, PipelineDepthAndTilesPerBarrier) {
+  using marlin::kTileConfigs;
+  using marlin::stages_for;
+  using marlin::tiles_per_sync;
+  // Decode (m_blocks 1) and the warpgroup kernels: one barrier per tile; the mma.sync kernels
+  // of 17-64 rows: one per two tiles (the build's default).
+  static_assert(tiles_per_sync(false, 1) == 1 && tiles_per_sync(true, 4) == 1 &&
+                tiles_per_sync(true, 8) == 1);
+  static_assert(tiles_per_sync(false, 2) == marlin::kTilesPerSync &&
+                tiles_per_sync(false, 4) == marlin::kTilesPerSync);
+  static_assert(stages_for(kTileConfigs[0], 1, false) == marlin::kStages);
+  static_assert(stages_for(kTileConfigs[0], 8, true) == marlin::kWgmmaStages);
+  if constexpr (marlin::kTilesPerSync == 2) {
+    // Six stages where they fit the portable 99 KB: every 32-row tile; 4 where they do not
+    // (the 48- and 64-row 128 x 128 tiles).
+    static_assert(stages_for(kTileConfigs[0], 2, false) == marlin::kPairedStages);
+    static_assert(stages_for(kTileConfigs[1], 2, false) == marlin::kPairedStages);
+    static_assert(stages_for(kTileConfigs[2], 2, false) == marlin::kPairedStages);
+    static_assert(stages_for(kTileConfigs[0], 3, false) == marlin::kStages);
+    static_assert(stages_for(kTileConfigs[0], 4, false) == marlin::kStages);
+  }
+  for (int i = 0; i < marlin::kNumTileConfigs; ++i) {
+    for (int m_blocks = 1; m_blocks <= marlin::kMaxMBlocks; ++m_blocks) {
+      const int depth = stages_for(kTileConfigs[i], m_blocks, false);
+      const int per_sync = tiles_per_sync(false, m_blocks);
+      // whole groups of tiles per trip of the unrolled loop, and a group in flight
+      EXPECT_EQ(depth % per_sync, 0) << i << " " << m_blocks;
+      EXPECT_GE(depth, 2 * per_sync) << i << " " << m_blocks;
+      EXPECT_LE(marlin::smem_bytes(kTileConfigs[i], m_blocks, true, false),
+                marlin::kPortableSmemBytes)
+          << i << " " << m_blocks;
+    }
+  }
 }
 
 TEST(TileConfigs, ClusterExchangeBufferFitsBesideThePipelineOnSm90) {
@@ -185,7 +220,8 @@ TEST(TileConfigs, ClusterExchangeBufferFitsBesideThePipelineOnSm90) {
         const int offset = marlin::exchange_offset(c, m_blocks, grouped);
         const int exchange = marlin::exchange_bytes(c, m_blocks);
         // after the pipeline and the reduction tile, inside what the host launches with
-        EXPECT_GE(offset, marlin::kStages * marlin::stage_bytes(c, m_blocks, grouped));
+        EXPECT_GE(offset,
+                  marlin::stages_for(c, m_blocks, false) * marlin::stage_bytes(c, m_blocks, grouped));
         EXPECT_GE(offset, 16 * m_blocks * (c.tile_n() + 8) * 4);
         EXPECT_LE(offset + marlin::kSmemAlign, base);
         EXPECT_EQ(offset % 16, 0);

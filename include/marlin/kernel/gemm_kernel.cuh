@@ -2,11 +2,12 @@
 //
 // Per CTA (8 warps), for each slice segment of its run (striped, or its rank's share of a
 // cluster split: detail/partition.hpp):
-//  1. a cp.async pipeline of stages_for(path) stages streams A (fp16; rows past M are
-//     zeroed once per segment and never copied), B (packed 4-bit) and, for grouped scales, one
-//     scale row per K tile into shared memory; each thread's copy addresses are set up once
-//     per segment and advanced by a constant per tile, and the loop is unrolled over the
-//     stages so that every shared-memory offset is an immediate;
+//  1. a cp.async pipeline of stages_for(tile, m_blocks, path) stages streams A (fp16; rows
+//     past M are zeroed once per segment and never copied), B (packed 4-bit) and, for grouped
+//     scales, one scale row per K tile into shared memory; each thread's copy addresses are
+//     set up once per segment and advanced by a constant per tile, and the loop is unrolled
+//     over the stages so that every shared-memory offset is an immediate; one CTA barrier per
+//     tile, or per two tiles in the mma.sync kernels of m_blocks >= 2 (tiles_per_sync);
 //  2. mma.sync path (m_blocks 1..4): each warp owns a 64-column strip and every
 //     (8 / strips)-th k16 row of the tile: it loads A fragments with ldmatrix.x4 from an
 //     XOR-swizzled tile, dequantizes its lane's 16 bytes of B in registers (dequant.cuh) and
@@ -63,7 +64,11 @@ struct Geometry {
   static constexpr int kTileM = 16 * kMBlocks;
   static constexpr int kTileN = 16 * kNBlocks;
   static constexpr int kTileK = 16 * kKBlocks;
-  static constexpr int kDepth = stages_for(kWarpgroup);  // pipeline stages
+  // pipeline stages, and tiles multiplied between two CTA barriers
+  static constexpr int kDepth = stages_for(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kWarpgroup);
+  static constexpr int kPerSync = tiles_per_sync(kWarpgroup, kMBlocks);
+  static_assert(kDepth % kPerSync == 0 && kDepth >= 2 * kPerSync,
+                "whole groups of tiles per pipeline trip, and one group in flight");
   static constexpr bool kGrouped = kGroupedScales;
   static constexpr int kWarpsN = kTileN / 64;       // warps across N, one 64-column strip each
   static constexpr int kWarpsK = kWarps / kWarpsN;  // warps splitting K inside the tile
@@ -552,10 +557,13 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
 
     // Pipeline: kAhead tiles in flight before the first multiply; one group per tile. Tile t
     // lives in stage t % kDepth; the loop runs kDepth tiles per trip so that the stage of
-    // each tile is a compile-time constant. mma.sync: kDepth - 1 ahead (the stage refilled at
-    // tile t is tile t - 1's, finished by every warp at the barrier). wgmma: kDepth - 2 ahead,
-    // because tile t - 1's last products may still be reading its stage after the barrier.
-    constexpr int kAhead = kWgmma ? kDepth - 2 : kDepth - 1;
+    // each tile is a compile-time constant. Between two barriers the CTA multiplies kPerSync
+    // tiles (t .. t + kPerSync - 1). mma.sync: kDepth - kPerSync ahead (the stages refilled
+    // after the barrier are those of the tiles multiplied before it). wgmma (kPerSync 1):
+    // kDepth - 2 ahead, because tile t - 1's last products may still be reading its stage
+    // after the barrier.
+    constexpr int kPerSync = G::kPerSync;
+    constexpr int kAhead = kWgmma ? kDepth - 2 : kDepth - kPerSync;
     // Before its first copies, a CTA fetches the weights of its first kAhead tiles into L2
     // (one prefetch per 128-byte line; safe before the wait, see ptx::prefetch_l2) and then
     // waits for the previous grid in the stream (programmatic dependent launch; at once
@@ -593,23 +601,33 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     }
     for (int t0 = 0; t0 < n_k; t0 += kDepth) {
 #pragma unroll
-      for (int s = 0; s < kDepth; ++s) {
+      for (int s = 0; s < kDepth; s += kPerSync) {
         const int t = t0 + s;
         if (t < n_k) {
-          ptx::cp_async_wait_group<kAhead - 1>();
+          ptx::cp_async_wait_group<kAhead - kPerSync>();
           // wgmma reads A through the async proxy: this thread's copies (and the zeroed rows)
           // must be visible to it before the barrier.
           if constexpr (kWgmma) ptx::fence_proxy_async_shared();
-          __syncthreads();  // tile t landed for all threads; tile t - 1's stage is free again
+          // Tiles t .. t + kPerSync - 1 landed for all threads; the stages of the tiles
+          // multiplied before this barrier are free again.
+          __syncthreads();
           auto issue_copies = [&] {
-            if (t + kAhead < n_k) load_stage((s + kAhead) % kDepth, k_begin + t + kAhead);
-            ptx::cp_async_commit_group();
+#pragma unroll
+            for (int j = 0; j < kPerSync; ++j) {
+              if (t + kAhead + j < n_k) {
+                load_stage((s + kAhead + j) % kDepth, k_begin + t + kAhead + j);
+              }
+              ptx::cp_async_commit_group();
+            }
           };
           if constexpr (kWgmma) {
             compute_stage_wgmma(s, issue_copies);
           } else {
             issue_copies();
-            compute_stage_mma(s);
+#pragma unroll
+            for (int j = 0; j < kPerSync; ++j) {
+              if (j == 0 || t + j < n_k) compute_stage_mma(s + j);
+            }
           }
         }
       }

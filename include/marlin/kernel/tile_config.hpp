@@ -24,11 +24,13 @@ struct TileConfig {
 inline constexpr int kThreads = 256;
 /// Warps per CTA.
 inline constexpr int kWarps = kThreads / 32;
-/// Shared-memory pipeline depth: loads for tile t + kStages - 1 fly while tile t computes.
+/// Shared-memory pipeline depth of the mma.sync kernels that synchronize once per tile (the
+/// decode kernels, m_blocks 1): loads for tile t + kStages - 1 fly while tile t computes.
 /// A compile-time constant, so the main loop unrolls over the stages and every shared-memory
 /// address and cp.async wait is an immediate (bench/NOTES.md: a depth chosen at run time cost
 /// ~10 % through the extra index arithmetic, and deeper pipelines did not pay). Override with
-/// -DMARLIN_PIPELINE_STAGES=n (3..8) only to measure other depths.
+/// -DMARLIN_PIPELINE_STAGES=n (3..8) only to measure other depths (an odd n also needs
+/// -DMARLIN_TILES_PER_SYNC=1).
 #ifndef MARLIN_PIPELINE_STAGES
 #define MARLIN_PIPELINE_STAGES 4
 #endif
@@ -108,14 +110,43 @@ constexpr int stage_bytes(TileConfig c, int m_blocks, bool grouped) {
   return a_stage + b_stage + s_stage;
 }
 
-/// Pipeline depth of a kernel: kWgmmaStages for the warpgroup kernels (`wgmma`), kStages for
-/// the mma.sync kernels.
-constexpr int stages_for(bool wgmma) { return wgmma ? kWgmmaStages : kStages; }
+/// Tiles that a mma.sync kernel of m_blocks >= 2 (17-64 rows, one CTA per SM) multiplies
+/// between two CTA barriers. Measured on the H200 (bench/NOTES.md, change 14): one barrier
+/// per two tiles took ×0.95-0.985 (median per batch) at M = 17-64; the decode kernels
+/// (m_blocks 1, two CTAs per SM) gained nothing from it and keep one barrier per tile.
+/// Override with -DMARLIN_TILES_PER_SYNC=1 only to measure the alternative.
+#ifndef MARLIN_TILES_PER_SYNC
+#define MARLIN_TILES_PER_SYNC 2
+#endif
+inline constexpr int kTilesPerSync = MARLIN_TILES_PER_SYNC;
+static_assert(kTilesPerSync == 1 || kTilesPerSync == 2, "MARLIN_TILES_PER_SYNC must be 1 or 2");
+/// Pipeline depth of the kernels that synchronize once per two tiles, where it fits
+/// kPortableSmemBytes (four tiles in flight while two compute; otherwise kStages).
+inline constexpr int kPairedStages = 6;
+/// Shared memory that every mma.sync kernel fits: the opt-in limit of a block on sm_86 and
+/// sm_89 (99 KB), so one set of kernels runs on every supported GPU.
+inline constexpr int kPortableSmemBytes = 99 * 1024;
+
+/// Tiles between two CTA barriers of a kernel (`wgmma`: the warpgroup kernels, always 1).
+constexpr int tiles_per_sync(bool wgmma, int m_blocks) {
+  return !wgmma && m_blocks >= 2 ? kTilesPerSync : 1;
+}
+
+/// Pipeline depth of a kernel of `m_blocks` x configuration `c`: kWgmmaStages for the
+/// warpgroup kernels (`wgmma`); for the mma.sync kernels kPairedStages where they synchronize
+/// once per two tiles and that depth fits kPortableSmemBytes, kStages otherwise.
+constexpr int stages_for(TileConfig c, int m_blocks, bool wgmma) {
+  if (wgmma) return kWgmmaStages;
+  if (tiles_per_sync(false, m_blocks) == 1) return kStages;
+  const bool paired_fits =
+      kPairedStages * stage_bytes(c, m_blocks, true) + kSmemAlign <= kPortableSmemBytes;
+  return paired_fits ? kPairedStages : kStages;
+}
 
 /// Bytes of a CTA's pipeline (stages_for stages) or of the fp32 reduction tile that reuses
 /// its memory, whichever is larger; `wgmma` for the warpgroup kernels.
 constexpr int pipeline_bytes(TileConfig c, int m_blocks, bool grouped, bool wgmma) {
-  const int pipe = stages_for(wgmma) * stage_bytes(c, m_blocks, grouped);
+  const int pipe = stages_for(c, m_blocks, wgmma) * stage_bytes(c, m_blocks, grouped);
   const int reduce = 16 * m_blocks * (c.tile_n() + 8) * 4;  // fp32 reduction tile
   return pipe > reduce ? pipe : reduce;
 }
