@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Writes a copy of marlin's headers whose GEMM kernel stamps %globaltimer per CTA, for
+timeline.cu. Thread 0 of every CTA records, per call (the CTA's own call count, up to 64):
+0 entry, 1 the return of the wait for the previous grid, 2 the first tile landed, 3 the main
+loop done, 4 the in-CTA reduction done, 5 the tile written (C, exchange or partial).
+    instrument.py <include-dir> <out-dir>    (out-dir/marlin/... is replaced)
+Fails, naming the anchor, when the kernel source no longer has a line it instruments."""
+import shutil
+import sys
+
+src, dst = sys.argv[1], sys.argv[2]
+shutil.rmtree(dst, ignore_errors=True)
+shutil.copytree(src, dst)
+path = f"{dst}/marlin/kernel/gemm_kernel.cuh"
+text = open(path, encoding="utf-8").read()
+
+
+def insert(anchor, before="", after=""):
+    global text
+    if text.count(anchor) != 1:
+        sys.exit(f"instrument.py: anchor found {text.count(anchor)} times, not once: {anchor!r}")
+    text = text.replace(anchor, before + anchor + after)
+
+
+STAMPS = """}  // namespace marlin::kernel
+namespace marlin::kernel {
+__device__ unsigned long long g_tl[64][512][6];  // [call][CTA][stamp], ns
+__device__ int g_tl_calls[512];                   // calls seen per CTA index
+__device__ __forceinline__ unsigned long long tl_now() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+}  // namespace marlin::kernel
+#define TL(i)                                                                    \\
+  do {                                                                           \\
+    if (threadIdx.x == 0 && tl_call < 64) g_tl[tl_call][blockIdx.x][i] = tl_now(); \\
+  } while (0)
+namespace marlin::kernel {
+"""
+insert("template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped, bool kWgmma>\n"
+       "__global__", before=STAMPS)
+insert("  ptx::launch_dependents();\n",
+       after="  int tl_call = 0;\n"
+             "  if (threadIdx.x == 0) tl_call = atomicAdd(&g_tl_calls[blockIdx.x], 1);\n"
+             "  TL(0);\n")
+insert("      ptx::grid_dependency_wait();\n", after="      TL(1);\n")
+insert("          __syncthreads();\n          auto issue_copies", before="")
+text = text.replace("          __syncthreads();\n          auto issue_copies",
+                    "          __syncthreads();\n          if (t == 0) TL(2);\n"
+                    "          auto issue_copies")
+insert("    __syncthreads();  // the pipeline's shared memory becomes the reduction tile\n",
+       after="    TL(3);\n")
+insert("    write_tile<G>(params, sh_red, sh_exchange, slice, k_begin, k_end, rows, "
+       "is_last_arrival);\n", before="    TL(4);\n", after="    TL(5);\n")
+open(path, "w", encoding="utf-8").write(text)
