@@ -98,8 +98,10 @@ std::vector<Shape> shape_grid() {
     for (int n : {64, 192, 4096, 6144}) {
       for (int m : {1, 33, 200}) shapes.push_back({m, n, 1024, g});
     }
+    // one K tile, and long K, for the decode tile, the 32-row tile (six stages, two tiles per
+    // barrier) and two 64-row groups
     for (int k : {128, 4096, 14336}) {
-      for (int m : {1, 16, 65}) shapes.push_back({m, 256, k, g});
+      for (int m : {1, 16, 24, 65}) shapes.push_back({m, 256, k, g});
     }
     shapes.push_back({1500, 6144, 4096, g});
     shapes.push_back({1024, 4096, 14336, g});

@@ -323,7 +323,8 @@ void run_partition(GemmProblem& p, const marlin::detail::Plan& plan,
 
 TEST(Reliability, ResultsDoNotDependOnTheNumberOfCtasBeyondRounding) {
   MARLIN_REQUIRE_GPU();
-  for (auto [m, n, k, g] : {std::tuple{3, 1024, 4096, 128}, std::tuple{70, 512, 2048, -1}}) {
+  for (auto [m, n, k, g] : {std::tuple{3, 1024, 4096, 128}, std::tuple{24, 1024, 2048, 128},
+                            std::tuple{70, 512, 2048, -1}}) {
     GemmProblem p;
     ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 47));
     const marlin::GemmArgs args = p.args();
@@ -355,7 +356,8 @@ TEST(Reliability, ClusterSplitsAgreeWithTheReference) {
   MARLIN_REQUIRE_GPU();
   if (marlin_test::gpu_major() < 9) GTEST_SKIP() << "cluster splits need sm_90 or newer";
   for (auto [m, n, k, g] : {std::tuple{1, 4096, 4096, 128}, std::tuple{3, 1024, 4096, 128},
-                            std::tuple{70, 512, 2048, -1}, std::tuple{16, 6144, 4096, -1}}) {
+                            std::tuple{24, 1024, 4096, 128}, std::tuple{70, 512, 2048, -1},
+                            std::tuple{16, 6144, 4096, -1}}) {
     GemmProblem p;
     ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 48));
     const marlin::GemmArgs args = p.args();
