@@ -152,7 +152,9 @@ __global__ void squared_error_kernel(const __half* c, const float* ref, const __
   __syncthreads();
   for (int half = kThreadsPerBlock / 2; half > 0; half /= 2) {
     if (static_cast<int>(threadIdx.x) < half) {
-      for (int j = 0; j < kErrorSums; ++j) part_sh[j][threadIdx.x] += part_sh[j][threadIdx.x + half];
+      for (int j = 0; j < kErrorSums; ++j) {
+        part_sh[j][threadIdx.x] += part_sh[j][threadIdx.x + half];
+      }
     }
     __syncthreads();
   }

@@ -157,8 +157,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 6; ++i)
     std::printf("    %-6s med-CTA %6.2f  last-CTA %6.2f us\n", names[i], med(per[i][0]),
                 med(per[i][1]));
-  std::printf("    first entry - prev last end %6.2f us; first wait return - prev last end %6.2f us;"
-              " entry-to-entry period %6.2f us\n",
+  std::printf("    first entry - prev last end %6.2f us; first wait return - prev last end "
+              "%6.2f us; entry-to-entry period %6.2f us\n",
               med(gap_entry), med(gap_wait), med(period));
   return 0;
 }

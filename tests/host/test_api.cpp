@@ -220,8 +220,8 @@ TEST(TileConfigs, ClusterExchangeBufferFitsBesideThePipelineOnSm90) {
         const int offset = marlin::exchange_offset(c, m_blocks, grouped);
         const int exchange = marlin::exchange_bytes(c, m_blocks);
         // after the pipeline and the reduction tile, inside what the host launches with
-        EXPECT_GE(offset,
-                  marlin::stages_for(c, m_blocks, false) * marlin::stage_bytes(c, m_blocks, grouped));
+        const int depth = marlin::stages_for(c, m_blocks, false);
+        EXPECT_GE(offset, depth * marlin::stage_bytes(c, m_blocks, grouped));
         EXPECT_GE(offset, 16 * m_blocks * (c.tile_n() + 8) * 4);
         EXPECT_LE(offset + marlin::kSmemAlign, base);
         EXPECT_EQ(offset % 16, 0);
