@@ -4,7 +4,8 @@
 // the whole grid of shapes.hpp, plus a smoke subset under `quick/`. Each case times marlin and
 // cuBLAS fp16 (cublasGemmEx, fp32 accumulation) in the same iterations, reports both and the
 // floor (memory or mma.sync, from the device copy bandwidth measured at start-up), and the
-// relative error of marlin against cuBLAS with fp32 output on the same dequantized weights.
+// relative error of marlin against cuBLAS with fp32 output and against cuBLAS's own fp16 output
+// on the same dequantized weights.
 // The method (rotation, batches, medians) is in bench/README.md, after the project's MEASURING.md.
 #include <benchmark/benchmark.h>
 #include <cublas_v2.h>
@@ -288,6 +289,17 @@ Accuracy worse(const Accuracy& x, const Accuracy& y) {
   return w;
 }
 
+// C (row-major, M x N, of type `c_type`) = A · W through cublasGemmEx with fp32 accumulation,
+// the call the baseline is timed with: column-major Cᵀ = Wᵀ · Aᵀ. `what` names it in errors.
+void cublas_gemm(Context& ctx, const Case& cs, const __half* w, void* c, cudaDataType_t c_type,
+                 const char* what) {
+  const float alpha = 1.0f, beta = 0.0f;
+  cublas_check(cublasGemmEx(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, cs.n, cs.m, cs.k, &alpha, w,
+                            CUDA_R_16F, cs.n, ctx.a.get(), CUDA_R_16F, cs.k, &beta, c, c_type,
+                            cs.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               what);
+}
+
 // Relative L2 error of marlin's C against cuBLAS with fp32 accumulation and fp32 output on the
 // dequantized fp16 weights of rotation copy 0 (`args` must point at copy 0), and against
 // cuBLAS's fp16 output of the same product (fp32 accumulation; the timed baseline's call). C is
@@ -302,17 +314,10 @@ Accuracy relative_error(Context& ctx, const Case& cs, const marlin::GemmArgs& ar
   if (st != marlin::Status::kSuccess) {
     throw BenchError(std::string("marlin::gemm: ") + marlin::to_string(st));
   }
-  const float alpha = 1.0f, beta = 0.0f;
-  cublas_check(cublasGemmEx(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, cs.n, cs.m, cs.k, &alpha,
-                            ctx.workload.w16(0), CUDA_R_16F, cs.n, ctx.a.get(), CUDA_R_16F, cs.k,
-                            &beta, ctx.ref.get(), CUDA_R_32F, cs.n, CUBLAS_COMPUTE_32F,
-                            CUBLAS_GEMM_DEFAULT),
-               "cublasGemmEx (fp32 reference)");
-  cublas_check(cublasGemmEx(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, cs.n, cs.m, cs.k, &alpha,
-                            ctx.workload.w16(0), CUDA_R_16F, cs.n, ctx.a.get(), CUDA_R_16F, cs.k,
-                            &beta, ctx.c_cublas.get(), CUDA_R_16F, cs.n, CUBLAS_COMPUTE_32F,
-                            CUBLAS_GEMM_DEFAULT),
-               "cublasGemmEx (fp16 reference)");
+  cublas_gemm(ctx, cs, ctx.workload.w16(0), ctx.ref.get(), CUDA_R_32F,
+              "cublasGemmEx (fp32 reference)");
+  cublas_gemm(ctx, cs, ctx.workload.w16(0), ctx.c_cublas.get(), CUDA_R_16F,
+              "cublasGemmEx (fp16 reference)");
   cuda_check(cudaMemsetAsync(ctx.sums.get(), 0, kErrorSums * sizeof(double), ctx.stream),
              "memset");
   squared_error_kernel<<<1024, 256, 0, ctx.stream>>>(ctx.c.get<__half>(), ctx.ref.get<float>(),
@@ -383,15 +388,10 @@ void measure_case(Context& ctx, const Case& cs, int repetitions, int iterations,
     }
   };
   int cublas_copy = 0;
-  const float alpha = 1.0f, beta = 0.0f;
   auto run_cublas = [&] {
     const __half* w = ctx.workload.w16(cublas_copy);
     cublas_copy = (cublas_copy + 1) % ctx.workload.cublas_copies();
-    cublas_check(cublasGemmEx(ctx.cublas, CUBLAS_OP_N, CUBLAS_OP_N, cs.n, cs.m, cs.k, &alpha, w,
-                              CUDA_R_16F, cs.n, ctx.a.get(), CUDA_R_16F, cs.k, &beta,
-                              ctx.c_cublas.get(), CUDA_R_16F, cs.n, CUBLAS_COMPUTE_32F,
-                              CUBLAS_GEMM_DEFAULT),
-                 "cublasGemmEx");
+    cublas_gemm(ctx, cs, w, ctx.c_cublas.get(), CUDA_R_16F, "cublasGemmEx");
   };
 
   // Accuracy on copy 0 (args.b and args.scales still point there).

@@ -45,10 +45,7 @@ insert("  ptx::launch_dependents();\n",
              "  if (threadIdx.x == 0) tl_call = atomicAdd(&g_tl_calls[blockIdx.x], 1);\n"
              "  TL(0);\n")
 insert("      ptx::grid_dependency_wait();\n", after="      TL(1);\n")
-insert("          __syncthreads();\n          auto issue_copies", before="")
-text = text.replace("          __syncthreads();\n          auto issue_copies",
-                    "          __syncthreads();\n          if (t == 0) TL(2);\n"
-                    "          auto issue_copies")
+insert("          auto issue_copies", before="          if (t == 0) TL(2);\n")
 insert("    __syncthreads();  // the pipeline's shared memory becomes the reduction tile\n",
        after="    TL(3);\n")
 insert("    write_tile<G>(params, sh_red, sh_exchange, slice, k_begin, k_end, rows, "
