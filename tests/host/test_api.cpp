@@ -346,12 +346,15 @@ TEST(Heuristics, WarpgroupPartitionByWaves) {
 
 TEST(Heuristics, ClusterSplitOnlyWhereItMeasuredFaster) {
   using marlin::detail::select_split;
-  // H200 decode (2 CTAs per SM, 132 SMs): 32 slices of 4096 x 4096 split 8 ways; 64 slices of
-  // 8192 x 8192 (4 ways) and 128 of 16384 x 16384 (2 ways) stay striped.
+  // H200 decode (2 CTAs per SM, 132 SMs): 32 slices of 4096 x 4096 split 8 ways, 48 slices 5
+  // ways and 128 of 16384 x 16384 2 ways; 64 slices of 8192 x 8192 (4 ways) and 80 of
+  // 8192 x 10240 (3 ways) stay striped; 200 slices (1 way) too.
   static_assert(select_split(32, 32, 2, 132, 8) == 8);
   static_assert(select_split(48, 32, 2, 132, 8) == 5);
   static_assert(select_split(64, 64, 2, 132, 8) == 0);
-  static_assert(select_split(128, 128, 2, 132, 8) == 0);
+  static_assert(select_split(80, 64, 2, 132, 8) == 0);
+  static_assert(select_split(128, 128, 2, 132, 8) == 2);
+  static_assert(select_split(200, 32, 2, 132, 8) == 0);
   // One CTA per SM (M > 16): any split of 2 or more.
   static_assert(select_split(64, 256, 1, 132, 8) == 2);
   static_assert(select_split(16, 64, 1, 132, 8) == 8);

@@ -90,16 +90,17 @@ constexpr bool use_narrow_wgmma_tile(int m, int n, int k) {
 
 /// Cluster split (CTAs per slice, 0 for striped runs) to try first for `slices` slices of
 /// `k_tiles` K tiles when `ctas_per_sm` CTAs fit each of `sm_count` SMs, at most `max_split`
-/// CTAs per cluster. Measured on the H200 (bench/NOTES.md, change 3): the split pays at one CTA
-/// per SM, and at two CTAs per SM only when the striped runs would share each slice among 5
-/// or more CTAs; with 2-4 CTAs per slice the striped runs were faster by 3-16 %.
+/// CTAs per cluster. Measured on the H200 (bench/NOTES.md, changes 3 and 15): the split pays
+/// at one CTA per SM; at two CTAs per SM with 5 or more CTAs per slice, and with 2 (16384²,
+/// M <= 16: x0.90-0.94, one K run per CTA instead of striped runs over two slices), but not
+/// with 3 or 4 (8192², 8192 x 10240, 28672 x 8192: x1.06-1.19 against striped runs).
 constexpr int select_split(int slices, int k_tiles, int ctas_per_sm, int sm_count,
                            int max_split) {
   int split = slices > 0 ? ctas_per_sm * sm_count / slices : 0;
   if (split > max_split) split = max_split;
   if (split > k_tiles) split = k_tiles;
   if (split < 2) return 0;
-  if (ctas_per_sm >= 2 && split < 5) return 0;
+  if (ctas_per_sm >= 2 && split > 2 && split < 5) return 0;
   return split;
 }
 
