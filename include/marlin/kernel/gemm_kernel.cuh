@@ -432,9 +432,16 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         b_src[it] += b_tile_step;
       }
       if constexpr (kGrouped) {
-        if (tid < G::kSStage) {
-          const int group = kt * G::kTileK / kGroupSize;
-          ptx::cp_async_cg_16(sh_s + stage * G::kSStage + tid, s_src + group * s_row_vecs, true);
+        // Lanes 0 .. kSStage - 1 of warp 0 copy the scale row. Written so, the condition is
+        // one predicate set before the loop and the destination one register, which takes
+        // 5 instructions per tile off every warp's decode loop (bench/NOTES.md, change 16).
+        static_assert(G::kSStage <= 32, "one warp copies the scale row");
+        if (warp == 0) {
+          if (lane < G::kSStage) {
+            const int group = kt * G::kTileK / kGroupSize;
+            ptx::cp_async_cg_16(sh_s + stage * G::kSStage + lane, s_src + group * s_row_vecs,
+                                true);
+          }
         }
       }
     };
