@@ -170,8 +170,15 @@ TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
       }
     }
   }
-  // Decode: two CTAs of 16 x 128 x 128 fit an SM of an A100 (164 KB) and of an sm_86 (100 KB).
-  static_assert(2 * marlin::smem_bytes(marlin::kTileConfigs[0], 1, true, false) <= 100 * 1024);
+  // Decode: two CTAs of 16 x 128 x 128 fit an SM of an A100 (164 KB, of which the driver
+  // reserves 1 KB per CTA: cudaDevAttrReservedSharedMemoryPerBlock). On sm_86 and sm_89 (100 KB
+  // per SM) the grouped decode CTA with that reserve needs more than half an SM, so one fits;
+  // the host asks the occupancy API, so the plan follows whatever the device reports.
+  constexpr int kReservedPerCta = 1024;
+  static_assert(2 * (marlin::smem_bytes(marlin::kTileConfigs[0], 1, true, false) +
+                     kReservedPerCta) <= 164 * 1024);
+  static_assert(2 * (marlin::smem_bytes(marlin::kTileConfigs[0], 1, true, false) +
+                     kReservedPerCta) > 100 * 1024);
 }
 
 TEST(TileConfigs, PipelineDepthAndTilesPerBarrier) {
