@@ -76,15 +76,8 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&a, size_t(m) * k * 2));
   CK(cudaMalloc(&c, size_t(m) * n * 2));
   fill<<<1024, 256>>>((uint32_t*)a, size_t(m) * k / 2, 5, 1);
-  marlin::GemmArgs args;
-  args.m = m;
-  args.n = n;
-  args.k = k;
-  args.a = a;
-  args.c = c;
-  args.group_size = g;
-  args.b = bs[0];
-  args.scales = ss[0];
+  // GemmArgs in declaration order: m, n, k, a, b, scales, c, group_size.
+  marlin::GemmArgs args{m, n, k, a, bs[0], ss[0], c, g};
   const size_t ws_bytes = marlin::workspace_bytes(args);
   void* ws = nullptr;
   if (ws_bytes) {
