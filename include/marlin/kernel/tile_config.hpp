@@ -134,7 +134,8 @@ constexpr int tiles_per_sync(bool wgmma, int m_blocks) {
 
 /// Pipeline depth of a kernel of `m_blocks` x configuration `c`: kWgmmaStages for the
 /// warpgroup kernels (`wgmma`); for the mma.sync kernels kPairedStages where they synchronize
-/// once per two tiles and that depth fits kPortableSmemBytes, kStages otherwise.
+/// once per two tiles and that depth fits kPortableSmemBytes with grouped scales (the larger
+/// stage, so that both scale modes of a tile take the same depth), kStages otherwise.
 constexpr int stages_for(TileConfig c, int m_blocks, bool wgmma) {
   if (wgmma) return kWgmmaStages;
   if (tiles_per_sync(false, m_blocks) == 1) return kStages;
@@ -167,10 +168,11 @@ constexpr int exchange_offset(TileConfig c, int m_blocks, bool grouped) {
 /// Most CTAs of one cluster split (one slice's K over a cluster): the portable cluster size.
 inline constexpr int kMaxClusterSplit = 8;
 
-/// Shared memory in bytes of that exchange buffer, which a mma.sync CTA launched in a cluster
-/// split adds to smem_bytes: every rank writes each 8-float output vector of its tile into the
-/// buffer of the rank that sums that vector, so a buffer holds one tile of vectors plus at most
-/// one vector of padding per rank.
+/// Shared memory in bytes of that exchange buffer, which every mma.sync CTA on a device with
+/// clusters adds to smem_bytes, whether or not its call splits (so that each kernel has one
+/// size on a device): every rank writes each 8-float output vector of its tile into the buffer
+/// of the rank that sums that vector, so a buffer holds one tile of vectors plus at most one
+/// vector of padding per rank.
 constexpr int exchange_bytes(TileConfig c, int m_blocks) {
   return (16 * m_blocks * c.tile_n() / 8 + kMaxClusterSplit) * 32;
 }
