@@ -249,6 +249,28 @@ TEST(GemmWorkspace, OneWorkspaceServesManyShapesInStreamOrder) {
   }
 }
 
+// The warpgroup kernel's hybrid partition (whole waves of whole slices, then one wave of
+// slices split over clusters; heuristics.hpp select_wgmma_partition), on shapes whose plan on
+// an H200 is such a hybrid: 136 slices of 8 K tiles (120 whole, 16 split over 4 CTAs) and 192
+// of 64 (132 whole, 60 split over 2).
+TEST(GemmWarpgroup, HybridPartitionMatchesReference) {
+  MARLIN_REQUIRE_GPU();
+  marlin::detail::DeviceInfo dev;
+  ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+  for (const Shape& s : std::vector<Shape>{
+           {1024, 4352, 512, 128}, {1024, 4352, 512, -1}, {1024, 6144, 4096, 128}}) {
+    GemmProblem p;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, s.m, s.n, s.k, s.g, 29));
+    marlin::detail::Plan plan;
+    ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(p.args(), dev, plan), Status::kSuccess);
+    if (dev.wgmma && dev.sm_count == 132) {
+      EXPECT_TRUE(plan.wgmma && plan.part.split >= 2 && plan.part.whole > 0)
+          << p.describe() << ": split " << plan.part.split << " whole " << plan.part.whole;
+    }
+    run_and_check(s.m, s.n, s.k, s.g);
+  }
+}
+
 // Refused calls (each bad argument and workspace fault, C and workspace untouched) are in
 // test_reliability.cu.
 

@@ -339,8 +339,35 @@ TEST(Heuristics, WarpgroupPartitionByWaves) {
   static_assert(select_wgmma_split(64, 64, kNoClusters) == 1);
   static_assert(select_wgmma_split(128, 64, kH200, 2) == 0);
   static_assert(select_wgmma_split(160, 128, kH200, 1) == 1);
+  // select_wgmma_partition: whole waves, then one wave of split slices, where the model finds
+  // that cheaper. 4096 x 6144, M = 1024 (192 slices of 64): 132 whole slices, then 60 split
+  // over 2 CTAs (64 + 32 + 2 = 98 against two waves, 128).
+  using marlin::detail::select_wgmma_partition;
+  static_assert(select_wgmma_partition(192, 64, kH200).split == 2 &&
+                select_wgmma_partition(192, 64, kH200).whole == 132);
+  // 8192 x 10240, M = 512 (160 slices of 128): 132 whole, 28 split over 2 (128 + 64 + 2 = 194)
+  // against striped runs (205).
+  static_assert(select_wgmma_partition(160, 128, kH200).split == 2 &&
+                select_wgmma_partition(160, 128, kH200).whole == 132);
+  // Whole waves only (128 slices), a plain split (64), and the A/B policies: no hybrid.
+  static_assert(select_wgmma_partition(128, 64, kH200).split == 1 &&
+                select_wgmma_partition(128, 64, kH200).whole == 0);
+  static_assert(select_wgmma_partition(64, 64, kH200).split == 2 &&
+                select_wgmma_partition(64, 64, kH200).whole == 0);
+  static_assert(select_wgmma_partition(192, 64, kH200, 1).whole == 0);
+  static_assert(select_wgmma_partition(192, 64, kNoClusters).whole == 0);
   for (int slices = 1; slices <= 600; ++slices) {
     for (int k_tiles : {1, 2, 16, 64, 256}) {
+      const auto hybrid = select_wgmma_partition(slices, k_tiles, kH200);
+      if (hybrid.whole > 0) {
+        EXPECT_GE(hybrid.split, 2);
+        EXPECT_LE(hybrid.split, k_tiles);
+        EXPECT_EQ(hybrid.whole % (hybrid.split * kH200.clusters[hybrid.split]), 0);
+        EXPECT_LT(hybrid.whole, slices);
+        EXPECT_LE(slices - hybrid.whole, kH200.clusters[hybrid.split]) << slices;
+      } else {
+        EXPECT_EQ(hybrid.split, select_wgmma_split(slices, k_tiles, kH200));
+      }
       const int split = select_wgmma_split(slices, k_tiles, kH200);
       EXPECT_TRUE(split >= 0 && split <= 8 && split <= k_tiles) << slices << " " << k_tiles;
       // a split is only chosen when all of its clusters are resident at once
@@ -387,13 +414,14 @@ void check_partition(const marlin::detail::Partition& p) {
   using namespace marlin::detail;
   SCOPED_TRACE("k_tiles=" + std::to_string(p.k_tiles) + " n_tiles=" + std::to_string(p.n_tiles) +
                " m_groups=" + std::to_string(p.m_groups) + " grid=" + std::to_string(p.grid) +
-               " split=" + std::to_string(p.split));
+               " split=" + std::to_string(p.split) + " whole=" + std::to_string(p.whole));
   ASSERT_GE(p.grid, 1);
   if (p.split == 0) {
     ASSERT_GE(static_cast<long>(p.grid) * p.iters, p.total);
     ASSERT_LT(static_cast<long>(p.grid - 1) * p.iters, p.total) << "an idle CTA was launched";
   } else {
-    ASSERT_EQ(p.grid, p.slices * p.split);
+    ASSERT_EQ(p.whole % p.split, 0) << "whole=" << p.whole;
+    ASSERT_EQ(p.grid, p.whole + (p.slices - p.whole) * p.split) << "whole=" << p.whole;
   }
   std::vector<int> covered(static_cast<size_t>(p.total), 0);
   std::vector<std::set<int>> participants(static_cast<size_t>(p.slices));
@@ -404,9 +432,14 @@ void check_partition(const marlin::detail::Partition& p) {
     int begin = 0, end = 0;
     cta_run(p, cta, begin, end);
     ASSERT_LT(begin, end) << "CTA " << cta << " has no tile";
-    if (p.split > 0) {
+    if (p.split > 0 && cta < p.whole) {
+      ASSERT_EQ(begin, cta * p.k_tiles) << "CTA " << cta << " owns slice " << cta << " whole";
+      ASSERT_EQ(end, begin + p.k_tiles);
+    } else if (p.split > 0) {
       ASSERT_EQ(begin / p.k_tiles, (end - 1) / p.k_tiles) << "a split CTA spans two slices";
-      ASSERT_EQ(begin / p.k_tiles, cta / p.split);
+      ASSERT_EQ(begin / p.k_tiles, p.whole + (cta - p.whole) / p.split);
+      // the kernel takes a CTA's rank from its cluster rank, cta % split
+      ASSERT_EQ(begin % p.k_tiles, (cta % p.split) * p.k_tiles / p.split);
     }
     for (int idx = begin; idx < end;) {
       const int slice = idx / p.k_tiles;
@@ -439,8 +472,10 @@ void check_partition(const marlin::detail::Partition& p) {
   }
   for (int s = 0; s < p.slices; ++s) {
     const auto& who = participants[static_cast<size_t>(s)];
-    const int first = p.split > 0 ? s * p.split : first_cta(p, s);
-    const int last = p.split > 0 ? (s + 1) * p.split - 1 : last_cta(p, s);
+    const int first = p.split == 0 ? first_cta(p, s)
+                      : s < p.whole ? s
+                                    : p.whole + (s - p.whole) * p.split;
+    const int last = p.split == 0 ? last_cta(p, s) : s < p.whole ? s : first + p.split - 1;
     ASSERT_EQ(*who.begin(), first);
     ASSERT_EQ(*who.rbegin(), last);
     ASSERT_EQ(static_cast<int>(who.size()), last - first + 1);
@@ -461,6 +496,12 @@ TEST(Partition, CoversEveryTileOnceWithUniqueSlots) {
         for (int split = 1; split <= std::min(k_tiles, 8); ++split) {
           check_partition(marlin::detail::make_split_partition(k_tiles, n_tiles, m_groups, split));
           if (HasFatalFailure()) return;
+          // whole waves of whole slices, then the rest split (the warpgroup kernel's hybrid)
+          for (int whole = split; whole < n_tiles * m_groups; whole += 3 * split) {
+            check_partition(
+                marlin::detail::make_split_partition(k_tiles, n_tiles, m_groups, split, whole));
+            if (HasFatalFailure()) return;
+          }
         }
       }
     }

@@ -120,6 +120,13 @@ inline constexpr int kWgmmaStripedSlowdown = 16;
 /// Cost in K-tile times of the distributed-shared-memory sum of a cluster split.
 inline constexpr int kWgmmaClusterCost = 2;
 
+/// The wave model's cost, in K-tile times, of striped runs of the warpgroup kernel over `sms`
+/// SMs: their share of all tiles plus the fixed and proportional costs above.
+constexpr long long wgmma_striped_cost(int slices, int k_tiles, long long sms) {
+  const long long share = (static_cast<long long>(slices) * k_tiles + sms - 1) / sms;
+  return share + share / kWgmmaStripedSlowdown + kWgmmaStripedCost;
+}
+
 /// How the warpgroup kernel (one CTA per SM, long K runs) covers `slices` slices of `k_tiles`
 /// K tiles: 1 = one CTA per whole slice (in as many waves as needed), s >= 2 = cluster split
 /// of s CTAs per slice with every cluster resident at once, 0 = striped runs over all SMs.
@@ -144,9 +151,45 @@ constexpr int select_wgmma_split(int slices, int k_tiles, const ClusterCapacity&
     }
   }
   if (policy == 1) return best;
-  const long long share = (static_cast<long long>(slices) * k_tiles + sms - 1) / sms;
-  const long long striped = share + share / kWgmmaStripedSlowdown + kWgmmaStripedCost;
-  return striped < best_cost ? 0 : best;
+  return wgmma_striped_cost(slices, k_tiles, sms) < best_cost ? 0 : best;
+}
+
+/// A partition of the warpgroup kernel: `split` as select_wgmma_split's, and with split >= 2,
+/// `whole` slices (0 for none) done first by one CTA each (Partition::whole).
+struct WgmmaPartition {
+  int split = 1;
+  int whole = 0;
+};
+
+/// select_wgmma_split's choice, or a hybrid where the wave model finds it cheaper (policy 0
+/// only): whole slices in W >= 1 whole waves of cap.clusters[s] clusters of s CTAs each, then
+/// the remaining slices (at most cap.clusters[s], so one wave) split over s CTAs each: W
+/// k_tiles + ceil(k_tiles / s) plus the cluster sum, against ceil(slices / SMs) k_tiles for
+/// whole slices alone (e.g. 4096 x 6144, M = 1024: 192 slices of 64 K tiles, 128 -> 98 tile
+/// times with s = 2).
+constexpr WgmmaPartition select_wgmma_partition(int slices, int k_tiles,
+                                                const ClusterCapacity& cap, int policy = 0) {
+  WgmmaPartition best{select_wgmma_split(slices, k_tiles, cap, policy), 0};
+  const long long sms = cap.clusters[1];
+  if (policy != 0 || sms < 1) return best;
+  long long best_cost = best.split == 0   ? wgmma_striped_cost(slices, k_tiles, sms)
+                        : best.split == 1 ? (slices + sms - 1) / sms * k_tiles
+                                          : (k_tiles + best.split - 1) / best.split +
+                                                kWgmmaClusterCost;
+  for (int s = 2; s <= kMaxClusterSplit && s <= k_tiles; ++s) {
+    const int per_wave = cap.clusters[s] * s;  // whole slices per wave, in clusters of s
+    if (per_wave < 1) continue;
+    const int waves = slices / per_wave;
+    const int rest = slices - waves * per_wave;
+    if (waves < 1 || rest == 0 || rest > cap.clusters[s]) continue;
+    const long long cost =
+        static_cast<long long>(waves) * k_tiles + (k_tiles + s - 1) / s + kWgmmaClusterCost;
+    if (cost < best_cost) {
+      best = WgmmaPartition{s, waves * per_wave};
+      best_cost = cost;
+    }
+  }
+  return best;
 }
 
 }  // namespace marlin::detail

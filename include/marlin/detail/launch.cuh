@@ -407,12 +407,13 @@ inline void set_partition(const GemmArgs& args, int max_ctas, Plan& plan) {
 }
 
 /// Gives `plan` (config and m_blocks chosen) the cluster-split partition with `split` CTAs
-/// per slice (1 <= split <= min(kMaxClusterSplit, k tiles)); it needs no workspace. The kernel
-/// must run sm_90 machine code.
-inline void set_split(const GemmArgs& args, int split, Plan& plan) {
+/// per slice (1 <= split <= min(kMaxClusterSplit, k tiles)), after `whole` slices of one CTA
+/// each (a multiple of split; Partition::whole); it needs no workspace. The kernel must run
+/// sm_90 machine code.
+inline void set_split(const GemmArgs& args, int split, Plan& plan, int whole = 0) {
   const TileConfig tile = plan.tile;
   plan.part = make_split_partition(args.k / tile.tile_k(), args.n / tile.tile_n(),
-                                   m_groups_for(args.m, plan.m_blocks), split);
+                                   m_groups_for(args.m, plan.m_blocks), split, whole);
   plan.counters_bytes = 0;
   plan.workspace_bytes = 0;
 }
@@ -475,8 +476,8 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   const int k_tiles = args.k / tile.tile_k();
   const int slices = (args.n / tile.tile_n()) * m_groups_for(args.m, plan.m_blocks);
   // The warpgroup kernel: whole slices (in as many waves as needed), a cluster split with
-  // every cluster resident, or striped runs, whichever select_wgmma_split's model finds
-  // cheapest.
+  // every cluster resident, striped runs, or whole waves of whole slices followed by one wave
+  // of split slices, whichever select_wgmma_partition's model finds cheapest.
   if (wgmma) {
     ClusterCapacity cap;
     if (kClusterSplit && dev.cluster) {
@@ -486,12 +487,15 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
       }
     }
     cap.clusters[1] = capacity;
-    const int split = select_wgmma_split(slices, k_tiles, cap, kWgmmaPlan);
-    if (split >= 2) {
-      set_split(args, split, plan);
+    WgmmaPartition wp = select_wgmma_partition(slices, k_tiles, cap, kWgmmaPlan);
+    if (wp.whole > 0 && wp.whole + (slices - wp.whole) * wp.split > kMaxGrid) {
+      wp = WgmmaPartition{select_wgmma_split(slices, k_tiles, cap, kWgmmaPlan), 0};
+    }
+    if (wp.split >= 2) {
+      set_split(args, wp.split, plan, wp.whole);
     } else {
       // Whole slices are striped runs of one slice each (within the grid limit).
-      set_partition(args, split == 1 && slices <= kMaxGrid ? slices : capacity, plan);
+      set_partition(args, wp.split == 1 && slices <= kMaxGrid ? slices : capacity, plan);
     }
     return Status::kSuccess;
   }

@@ -37,6 +37,11 @@ struct Partition {
   /// slice; CTA b works on slice b / S, K tiles [r k_tiles / S, (r + 1) k_tiles / S) for its
   /// rank r = b % S, and the cluster sums its partials through distributed shared memory.
   int split = 0;
+  /// With split >= 2: the first `whole` slices (a multiple of split) are each one CTA's whole
+  /// K run, CTAs 0 .. whole - 1, and only slices whole .. slices - 1 are split, CTA whole + b
+  /// taking slice whole + b / S at rank b % S (= its cluster rank, as whole % S == 0). Whole
+  /// waves of whole slices, then one wave of split slices (the warpgroup kernel's hybrid).
+  int whole = 0;
 };
 
 /// The tile space of `k_tiles x n_tiles x m_groups` tiles, not yet split over CTAs.
@@ -61,20 +66,27 @@ constexpr Partition make_partition(int k_tiles, int n_tiles, int m_groups, int m
 }
 
 /// The cluster-split partition: `split` CTAs per slice (1 <= split <= k_tiles), slices * split
-/// CTAs in all. Needs no workspace. Preconditions: all arguments >= 1.
-constexpr Partition make_split_partition(int k_tiles, int n_tiles, int m_groups, int split) {
+/// CTAs in all; or, with `whole` > 0 (a multiple of split, less than the slices), the first
+/// `whole` slices one CTA each and the others `split` CTAs each. Needs no workspace.
+/// Preconditions: k_tiles, n_tiles, m_groups, split >= 1.
+constexpr Partition make_split_partition(int k_tiles, int n_tiles, int m_groups, int split,
+                                         int whole = 0) {
   Partition p = tile_space(k_tiles, n_tiles, m_groups);
-  p.grid = p.slices * split;
+  p.grid = whole + (p.slices - whole) * split;
   p.split = split;
+  p.whole = whole;
   return p;
 }
 
 /// The tiles [begin, end) of the whole index space that CTA `cta` works on: its striped
 /// run, or in a cluster split its rank's share of its slice.
 MARLIN_HOST_DEVICE constexpr void cta_run(const Partition& p, int cta, int& begin, int& end) {
-  if (p.split > 0) {
-    const int slice = cta / p.split;
-    const int rank = cta % p.split;
+  if (p.split > 0 && cta < p.whole) {
+    begin = cta * p.k_tiles;
+    end = begin + p.k_tiles;
+  } else if (p.split > 0) {
+    const int slice = p.whole + (cta - p.whole) / p.split;
+    const int rank = (cta - p.whole) % p.split;
     begin = slice * p.k_tiles + rank * p.k_tiles / p.split;
     end = slice * p.k_tiles + (rank + 1) * p.k_tiles / p.split;
   } else {

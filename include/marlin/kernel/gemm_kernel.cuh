@@ -234,7 +234,7 @@ __device__ __forceinline__ void write_tile(const Params& params, const float* sh
     // run), reading them through distributed shared memory.
     ptx::cluster_sync();
     const int ranks = part.split;
-    const int rank = cta % ranks;
+    const int rank = cta % ranks;  // (cta - part.whole) % ranks: whole is a multiple of ranks
     for (int i = tid + rank * kThreads; i < out_vecs; i += ranks * kThreads) {
       const int r = i / kOutVecsPerRow, v = i % kOutVecsPerRow;
       const float* const mine = sh_red + r * kRedStride + 8 * v;
