@@ -51,9 +51,9 @@ inline constexpr bool kClusterSplit = MARLIN_CLUSTER_SPLIT != 0;
 #endif
 inline constexpr bool kWgmmaPath = MARLIN_WGMMA != 0;
 
-/// Partition policy of the warpgroup kernel (select_wgmma_split): 0, the cost model. Build
-/// with -DMARLIN_WGMMA_PLAN=1 (never striped) or 2 (always striped) only to measure the
-/// alternatives (bench/NOTES.md).
+/// Partition policy of the warpgroup kernel (select_wgmma_partition): 0, the cost model. Build
+/// with -DMARLIN_WGMMA_PLAN=1 (never striped, no hybrid) or 2 (always striped) only to measure
+/// the alternatives (bench/NOTES.md).
 #ifndef MARLIN_WGMMA_PLAN
 #define MARLIN_WGMMA_PLAN 0
 #endif
