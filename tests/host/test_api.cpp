@@ -355,6 +355,10 @@ TEST(Heuristics, WarpgroupPartitionByWaves) {
   static_assert(select_wgmma_partition(64, 64, kH200).split == 2 &&
                 select_wgmma_partition(64, 64, kH200).whole == 0);
   static_assert(select_wgmma_partition(192, 64, kH200, 1).whole == 0);
+  // A hybrid grid past the launch's limit (132 + 60 x 2 = 252 CTAs > 250) is not a candidate.
+  static_assert(select_wgmma_partition(192, 64, kH200, 0, 252).whole == 132);
+  static_assert(select_wgmma_partition(192, 64, kH200, 0, 250).split == 1 &&
+                select_wgmma_partition(192, 64, kH200, 0, 250).whole == 0);
   static_assert(select_wgmma_partition(192, 64, kNoClusters).whole == 0);
   for (int slices = 1; slices <= 600; ++slices) {
     for (int k_tiles : {1, 2, 16, 64, 256}) {

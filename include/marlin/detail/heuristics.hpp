@@ -3,6 +3,7 @@
 #pragma once
 
 #include "../kernel/tile_config.hpp"
+#include "partition.hpp"
 
 namespace marlin::detail {
 
@@ -120,9 +121,14 @@ inline constexpr int kWgmmaStripedSlowdown = 16;
 /// Cost in K-tile times of the distributed-shared-memory sum of a cluster split.
 inline constexpr int kWgmmaClusterCost = 2;
 
-/// The wave model's cost, in K-tile times, of striped runs of the warpgroup kernel over `sms`
-/// SMs: their share of all tiles plus the fixed and proportional costs above.
-constexpr long long wgmma_striped_cost(int slices, int k_tiles, long long sms) {
+/// The wave model's cost, in K-tile times of one CTA, of covering `slices` slices of `k_tiles`
+/// K tiles with the warpgroup kernel on `sms` SMs: split 1, whole slices in ceil(slices / sms)
+/// waves of k_tiles; split s >= 2, a cluster split with every cluster resident at once,
+/// ceil(k_tiles / s) plus the cluster sum; split 0, striped runs, their share of all tiles plus
+/// the fixed and proportional costs above.
+constexpr long long wgmma_partition_cost(int slices, int k_tiles, long long sms, int split) {
+  if (split == 1) return (slices + sms - 1) / sms * k_tiles;
+  if (split >= 2) return (k_tiles + split - 1) / split + kWgmmaClusterCost;
   const long long share = (static_cast<long long>(slices) * k_tiles + sms - 1) / sms;
   return share + share / kWgmmaStripedSlowdown + kWgmmaStripedCost;
 }
@@ -130,9 +136,7 @@ constexpr long long wgmma_striped_cost(int slices, int k_tiles, long long sms) {
 /// How the warpgroup kernel (one CTA per SM, long K runs) covers `slices` slices of `k_tiles`
 /// K tiles: 1 = one CTA per whole slice (in as many waves as needed), s >= 2 = cluster split
 /// of s CTAs per slice with every cluster resident at once, 0 = striped runs over all SMs.
-/// Picks the cheapest by a wave model: whole slices take ceil(slices / SMs) waves of k_tiles;
-/// a split takes ceil(k_tiles / s) plus the cluster sum; striped runs take their share of all
-/// tiles plus the costs above. (Cluster splits in several waves measured up to 2x slower than
+/// Picks the cheapest by the wave model (wgmma_partition_cost). (Cluster splits in several waves measured up to 2x slower than
 /// this model on the H200, so they are not candidates: bench/NOTES.md, change 7.) Ties go to
 /// the simpler partition. `policy`: 0 the model; 1 never striped; 2 always striped (the last
 /// two for A/B measurement only).
@@ -141,17 +145,17 @@ constexpr int select_wgmma_split(int slices, int k_tiles, const ClusterCapacity&
   const long long sms = cap.clusters[1];
   if (policy == 2 || sms < 1) return 0;
   int best = 1;
-  long long best_cost = (slices + sms - 1) / sms * k_tiles;
+  long long best_cost = wgmma_partition_cost(slices, k_tiles, sms, 1);
   for (int s = 2; s <= kMaxClusterSplit && s <= k_tiles; ++s) {
     if (cap.clusters[s] < slices) continue;  // not every cluster resident at once
-    const long long cost = (k_tiles + s - 1) / s + kWgmmaClusterCost;
+    const long long cost = wgmma_partition_cost(slices, k_tiles, sms, s);
     if (cost < best_cost) {
       best = s;
       best_cost = cost;
     }
   }
   if (policy == 1) return best;
-  return wgmma_striped_cost(slices, k_tiles, sms) < best_cost ? 0 : best;
+  return wgmma_partition_cost(slices, k_tiles, sms, 0) < best_cost ? 0 : best;
 }
 
 /// A partition of the warpgroup kernel: `split` as select_wgmma_split's, and with split >= 2,
@@ -163,27 +167,27 @@ struct WgmmaPartition {
 
 /// select_wgmma_split's choice, or a hybrid where the wave model finds it cheaper (policy 0
 /// only): whole slices in W >= 1 whole waves of cap.clusters[s] clusters of s CTAs each, then
-/// the remaining slices (at most cap.clusters[s], so one wave) split over s CTAs each: W
-/// k_tiles + ceil(k_tiles / s) plus the cluster sum, against ceil(slices / SMs) k_tiles for
-/// whole slices alone (e.g. 4096 x 6144, M = 1024: 192 slices of 64 K tiles, 128 -> 98 tile
-/// times with s = 2).
+/// the remaining slices (at most cap.clusters[s], so one wave) split over s CTAs each, in a
+/// grid of at most `max_grid` CTAs: W k_tiles plus the split's cost (e.g. 4096 x 6144,
+/// M = 1024: 192 slices of 64 K tiles, 128 -> 98 tile times with s = 2).
 constexpr WgmmaPartition select_wgmma_partition(int slices, int k_tiles,
-                                                const ClusterCapacity& cap, int policy = 0) {
+                                                const ClusterCapacity& cap, int policy = 0,
+                                                int max_grid = kMaxGrid) {
   WgmmaPartition best{select_wgmma_split(slices, k_tiles, cap, policy), 0};
   const long long sms = cap.clusters[1];
   if (policy != 0 || sms < 1) return best;
-  long long best_cost = best.split == 0   ? wgmma_striped_cost(slices, k_tiles, sms)
-                        : best.split == 1 ? (slices + sms - 1) / sms * k_tiles
-                                          : (k_tiles + best.split - 1) / best.split +
-                                                kWgmmaClusterCost;
+  long long best_cost = wgmma_partition_cost(slices, k_tiles, sms, best.split);
   for (int s = 2; s <= kMaxClusterSplit && s <= k_tiles; ++s) {
     const int per_wave = cap.clusters[s] * s;  // whole slices per wave, in clusters of s
     if (per_wave < 1) continue;
     const int waves = slices / per_wave;
     const int rest = slices - waves * per_wave;
     if (waves < 1 || rest == 0 || rest > cap.clusters[s]) continue;
-    const long long cost =
-        static_cast<long long>(waves) * k_tiles + (k_tiles + s - 1) / s + kWgmmaClusterCost;
+    if (static_cast<long long>(waves) * per_wave + static_cast<long long>(rest) * s > max_grid) {
+      continue;
+    }
+    const long long cost = static_cast<long long>(waves) * k_tiles +
+                           wgmma_partition_cost(rest, k_tiles, sms, s);
     if (cost < best_cost) {
       best = WgmmaPartition{s, waves * per_wave};
       best_cost = cost;

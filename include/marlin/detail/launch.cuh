@@ -487,10 +487,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
       }
     }
     cap.clusters[1] = capacity;
-    WgmmaPartition wp = select_wgmma_partition(slices, k_tiles, cap, kWgmmaPlan);
-    if (wp.whole > 0 && wp.whole + (slices - wp.whole) * wp.split > kMaxGrid) {
-      wp = WgmmaPartition{select_wgmma_split(slices, k_tiles, cap, kWgmmaPlan), 0};
-    }
+    const WgmmaPartition wp = select_wgmma_partition(slices, k_tiles, cap, kWgmmaPlan);
     if (wp.split >= 2) {
       set_split(args, wp.split, plan, wp.whole);
     } else {
