@@ -7,8 +7,9 @@
 # (600: ten 64-row groups), both scale modes, a layer-sized K = N = 8192 (group 128), small
 # shapes that split one slice over many CTAs, and (sm_90a builds on an sm_90 GPU) the warpgroup
 # kernel where N is a multiple of 256 (shapes as M N K): its 64-row tile (50 4096 8192), its
-# 128-row tile 256 columns wide (600 4096 1024) and 128 wide (100 8192 8192, 130 512 512,
-# 600 1024 1024, 200 768 2048), and its hybrid partition (whole slices, then split ones:
+# 128-row tile 256 columns wide (120 16384 1024: 8 rows of padding) and 128 wide
+# (100 8192 8192, 130 512 512, 600 1024 1024, 200 768 2048), its 256-row tile (600 4096 1024:
+# 88 rows in the last tile), and its hybrid partition (whole slices, then split ones:
 # 1024 4352 512 on a 132-SM GPU).
 set -euo pipefail
 bin=${1:?usage: sanitize.sh <gemm_once> [tool ...]}
@@ -29,6 +30,7 @@ shapes=(
   "600 1024 1024 128"
   "600 4096 1024 128"
   "200 768 2048 -1"
+  "120 16384 1024 128"
   "1024 4352 512 128"
 )
 fail=0

@@ -251,14 +251,16 @@ TEST(GemmWorkspace, OneWorkspaceServesManyShapesInStreamOrder) {
 
 // The warpgroup kernel's hybrid partition (whole waves of whole slices, then one wave of
 // slices split over clusters; heuristics.hpp select_wgmma_partition), on shapes whose plan on
-// an H200 is such a hybrid: 136 slices of 8 K tiles (120 whole, 16 split over 4 CTAs) and 192
-// of 64 (132 whole, 60 split over 2).
+// an H200 is such a hybrid: 136 slices of 8 K tiles (120 whole, 16 split over 4 CTAs), of the
+// 256-row tile (M = 1024) and of the 128-row tile (M = 128), and 192 of 64 (132 whole, 60
+// split over 2).
 TEST(GemmWarpgroup, HybridPartitionMatchesReference) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
   for (const Shape& s : std::vector<Shape>{
-           {1024, 4352, 512, 128}, {1024, 4352, 512, -1}, {1024, 6144, 4096, 128}}) {
+           {1024, 4352, 512, 128}, {1024, 4352, 512, -1}, {128, 34816, 512, 128},
+           {1024, 6144, 4096, 128}}) {
     marlin::GemmArgs shape;  // the plan reads only the shape
     shape.m = s.m;
     shape.n = s.n;

@@ -402,22 +402,26 @@ TEST(Reliability, ClusterSplitsAgreeWithTheReference) {
   }
 }
 
-// The sm_90a warpgroup kernels (64- and 128-row tiles, 256 or 128 columns wide): the automatic
-// plan takes them where the device runs sm_90a code, and every partition of each (striped over
-// any CTA count, whole slices, cluster splits in one or several waves) agrees with the
-// reference, with the tile full or padded past M.
+// The sm_90a warpgroup kernels (64- and 128-row tiles, 256 or 128 columns wide; the 256-row
+// tile, 128 wide): the automatic plan takes them where the device runs sm_90a code, and every
+// partition of each (striped over any CTA count, whole slices, cluster splits in one or
+// several waves) agrees with the reference, with the tile full or padded past M (256-row
+// tiles holding 256, 232, 88 and 8 rows of their last group below).
 TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
   if (!dev.wgmma) GTEST_SKIP() << "the warpgroup kernel needs sm_90a code on an sm_90 GPU";
+  int tall_shapes = 0;  // shapes planned on the 256-row tile
   for (auto [m, n, k, g] :
        {std::tuple{128, 256, 128, 128}, std::tuple{200, 512, 1024, -1},
         std::tuple{1000, 768, 2048, 128}, std::tuple{256, 4096, 4096, 128},
         std::tuple{130, 1024, 4096, -1}, std::tuple{64, 4096, 8192, 128},
         std::tuple{50, 2048, 10240, -1}, std::tuple{100, 4352, 4096, 128},
         std::tuple{33, 16384, 1280, 128}, std::tuple{600, 4096, 1024, 128},
-        std::tuple{520, 3072, 2048, -1}}) {
+        std::tuple{520, 3072, 2048, -1}, std::tuple{256, 8192, 1024, -1},
+        std::tuple{1000, 4352, 1024, 128}}) {
+    if (16 * marlin::detail::wgmma_m_blocks(m, n, k) == 256) ++tall_shapes;
     GemmProblem p;
     ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 49));
     const marlin::GemmArgs args = p.args();
@@ -455,6 +459,7 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
       MARLIN_EXPECT_CLOSE(p, c_of(p), ref);
     }
   }
+  if (marlin::detail::kWgmmaTallMinRows == 129) EXPECT_EQ(tall_shapes, 4);
 }
 
 // ---- concurrency ----------------------------------------------------------------------------

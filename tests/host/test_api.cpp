@@ -188,7 +188,7 @@ TEST(TileConfigs, PipelineDepthAndTilesPerBarrier) {
   // Decode (m_blocks 1) and the warpgroup kernels: one barrier per tile; the mma.sync kernels
   // of 17-64 rows: one per two tiles (the build's default).
   static_assert(tiles_per_sync(false, 1) == 1 && tiles_per_sync(true, 4) == 1 &&
-                tiles_per_sync(true, 8) == 1);
+                tiles_per_sync(true, 8) == 1 && tiles_per_sync(true, 16) == 1);
   static_assert(tiles_per_sync(false, 2) == marlin::kTilesPerSync &&
                 tiles_per_sync(false, 4) == marlin::kTilesPerSync);
   static_assert(stages_for(kTileConfigs[0], 1, false) == marlin::kStages);
@@ -247,10 +247,22 @@ TEST(TileConfigs, ClusterExchangeBufferFitsBesideThePipelineOnSm90) {
 TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
   using marlin::kWgmmaMBlocks;
   using marlin::kWgmmaMBlocksSmall;
+  using marlin::kWgmmaMBlocksTall;
+  using marlin::detail::kWgmmaTallMinRows;
   using marlin::detail::wgmma_m_blocks;
-  // From 128 rows, the 128-row tile on every layer whose N is a multiple of 256.
+  // From 128 rows, the 128-row tile on every layer whose N is a multiple of 256; from
+  // kWgmmaTallMinRows rows (the build's default: 129), the 256-row tile where it makes at
+  // least kWgmmaTallMinSlices (33) slices of 128 columns.
   static_assert(wgmma_m_blocks(128, 256, 128) == kWgmmaMBlocks);
-  static_assert(wgmma_m_blocks(4096, 57344, 8192) == kWgmmaMBlocks);
+  static_assert(wgmma_m_blocks(128, 57344, 8192) == kWgmmaMBlocks);
+  static_assert(wgmma_m_blocks(256, 4096, 4096) == kWgmmaMBlocks);  // 32 slices
+  static_assert(wgmma_m_blocks(4096, 256, 128) == kWgmmaMBlocks);   // 32 slices
+  if constexpr (kWgmmaTallMinRows == 129) {
+    static_assert(wgmma_m_blocks(129, 6144, 4096) == kWgmmaMBlocksTall);  // 48 slices
+    static_assert(wgmma_m_blocks(257, 4096, 4096) == kWgmmaMBlocksTall);  // 64 slices
+    static_assert(wgmma_m_blocks(4096, 57344, 8192) == kWgmmaMBlocksTall);
+    static_assert(wgmma_m_blocks(4352, 256, 128) == kWgmmaMBlocksTall);   // 34 slices
+  }
   static_assert(wgmma_m_blocks(512, 192, 4096) == 0);  // N not a multiple of 256
   // Below 128 rows, only on layers larger than 4096 x 4096: the 64-row tile up to 64 rows,
   // one 128-row tile (the weights streamed once) for 65-127.
@@ -269,15 +281,25 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
       const int m_blocks = wgmma_m_blocks(m, n, k);
       if (m_blocks == 0) continue;
       EXPECT_TRUE(marlin::is_wgmma_m_blocks(m_blocks)) << m;
-      // the tile holds M (or M is past the largest tile), and no smaller tile would
-      EXPECT_TRUE(16 * m_blocks >= m || m_blocks == kWgmmaMBlocks) << m;
+      // the 64-row tile holds M (the 128- and 256-row tiles also run as several row groups),
+      // and no smaller tile would
+      EXPECT_TRUE(16 * m_blocks >= m || m_blocks != kWgmmaMBlocksSmall) << m;
       EXPECT_TRUE(m_blocks == kWgmmaMBlocksSmall || m > 16 * kWgmmaMBlocksSmall) << m;
+      const int tall_slices = n / 128 * ((m + 255) / 256);
+      EXPECT_EQ(m_blocks == kWgmmaMBlocksTall,
+                kWgmmaTallMinRows > 0 && m >= kWgmmaTallMinRows &&
+                    tall_slices >= marlin::detail::kWgmmaTallMinSlices)
+          << m;
     }
   }
-  // Every warpgroup tile's pipeline and reduction tile fit an sm_90 block (227 KB).
+  // Every warpgroup tile's pipeline and reduction tile fit an sm_90 block (227 KB): the 64-
+  // and 128-row tiles at both widths, the 256-row tile narrow (its only width).
   for (const marlin::TileConfig tile :
        {marlin::kTileConfigs[marlin::kWgmmaConfig], marlin::kWgmmaNarrowTile}) {
-    for (int m_blocks : {kWgmmaMBlocksSmall, kWgmmaMBlocks}) {
+    for (int m_blocks : {kWgmmaMBlocksSmall, kWgmmaMBlocks, kWgmmaMBlocksTall}) {
+      if (m_blocks == kWgmmaMBlocksTall && tile.tile_n() != marlin::kWgmmaNarrowTile.tile_n()) {
+        continue;
+      }
       for (bool grouped : {false, true}) {
         const int smem = marlin::smem_bytes(tile, m_blocks, grouped, true);
         EXPECT_LE(smem, 227 * 1024) << m_blocks;
@@ -290,21 +312,30 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
 }
 
 TEST(Heuristics, NarrowWarpgroupTileWhereWideTilesAreFew) {
+  using marlin::detail::kWgmmaTallMinRows;
   using marlin::detail::use_narrow_wgmma_tile;
-  // 128-row tiles, at most 32 slices of 256 columns: 4096^2 at M = 128 and 256, 8192^2 and
-  // 28672 x 8192 at M = 96 and 128, 14336 x 4096 up to M = 256.
-  static_assert(use_narrow_wgmma_tile(128, 4096, 4096) && use_narrow_wgmma_tile(256, 4096, 4096));
-  static_assert(use_narrow_wgmma_tile(96, 8192, 8192) && use_narrow_wgmma_tile(256, 4096, 14336));
-  static_assert(!use_narrow_wgmma_tile(257, 4096, 4096));   // 48 slices
-  static_assert(!use_narrow_wgmma_tile(256, 8192, 8192));   // 64 slices
+  // 128-row tiles, at most 32 slices of 256 columns: 4096^2 and 14336 x 4096 at M = 128-256,
+  // 8192^2 and 28672 x 8192 at M = 96 and 128.
+  static_assert(use_narrow_wgmma_tile(128, 4096, 4096) && use_narrow_wgmma_tile(256, 4096, 14336));
+  static_assert(use_narrow_wgmma_tile(96, 8192, 8192) && use_narrow_wgmma_tile(255, 4096, 4096));
   static_assert(use_narrow_wgmma_tile(96, 8192, 28672) && use_narrow_wgmma_tile(128, 8192, 28672));
-  static_assert(!use_narrow_wgmma_tile(256, 8192, 28672));  // 64 slices
+  static_assert(!use_narrow_wgmma_tile(128, 16384, 4096));  // 64 slices
   static_assert(!use_narrow_wgmma_tile(64, 4096, 8192));    // the 64-row tile stays wide
   static_assert(!use_narrow_wgmma_tile(100, 4096, 4096));   // the mma.sync kernel runs
+  // The 256-row tile is always narrow.
+  if constexpr (kWgmmaTallMinRows == 129) {
+    static_assert(use_narrow_wgmma_tile(256, 8192, 8192) &&
+                  use_narrow_wgmma_tile(4096, 57344, 8192));
+  }
   for (int m = 1; m <= 2048; m += 7) {
     for (auto [n, k] : {std::pair{4096, 4096}, std::pair{6144, 4096}, std::pair{768, 2048}}) {
+      const int m_blocks = marlin::detail::wgmma_m_blocks(m, n, k);
+      if (m_blocks == marlin::kWgmmaMBlocksTall) {
+        EXPECT_TRUE(use_narrow_wgmma_tile(m, n, k)) << m;
+        continue;
+      }
       if (!use_narrow_wgmma_tile(m, n, k)) continue;
-      EXPECT_EQ(marlin::detail::wgmma_m_blocks(m, n, k), marlin::kWgmmaMBlocks) << m;
+      EXPECT_EQ(m_blocks, marlin::kWgmmaMBlocks) << m;
       EXPECT_LE((n / 256) * ((m + 127) / 128), 32) << m << " " << n;
     }
   }

@@ -48,17 +48,38 @@ inline constexpr int kWgmmaWideN = 16384;
 /// Weights (K x N) up to which a layer keeps the mma.sync kernels below kWgmmaAllLayersRows.
 inline constexpr long long kWgmmaSmallLayer = 4096LL * 4096;
 
+/// Fewest rows of A for which the sm_90 warpgroup kernel takes its 256-row tile
+/// (kWgmmaMBlocksTall, where it makes enough slices: wgmma_m_blocks); 0 never. Build with
+/// -DMARLIN_WGMMA_TALL_MIN_ROWS=n only to measure other thresholds (bench/NOTES.md, change 18).
+#ifndef MARLIN_WGMMA_TALL_MIN_ROWS
+#define MARLIN_WGMMA_TALL_MIN_ROWS 129
+#endif
+inline constexpr int kWgmmaTallMinRows = MARLIN_WGMMA_TALL_MIN_ROWS;
+static_assert(kWgmmaTallMinRows == 0 || kWgmmaTallMinRows > 16 * kWgmmaMBlocks,
+              "the 256-row tile takes over from the 128-row tile");
+/// Fewest slices (256 rows x 128 columns) for which the 256-row tile is used: with 32 (4096 x
+/// 4096 and 14336 x 4096 at M = 192-256) it measured x1.04-1.35 slower than the 128-row tile.
+inline constexpr int kWgmmaTallMinSlices = 33;
+
 /// m_blocks of the sm_90 warpgroup tile for a problem of `m` x `n` x `k`, 0 for the mma.sync
 /// kernels (which also run where the device or the binary has no wgmma). N must be a multiple
-/// of 256. From 128 rows: the 128-row tile. Below that, on layers larger than
-/// kWgmmaSmallLayer: the 64-row tile from kWgmmaMinRows rows (kWgmmaWideMinRows where N is at
-/// least kWgmmaWideN) to 64, the 128-row tile for 65-127 (one tile streams the weights once,
-/// where two 64-row tiles would stream them twice). Measured on the H200 (bench/NOTES.md,
-/// change 10): against the mma.sync kernels, faster by 3-48 % at M = 64 and 96 on every bench
-/// layer but 4096 x 4096 (2-11 % slower there, 16 slices of 256 columns); at M = 48 faster on
-/// the three layers with N >= 16384 (8-29 %) and 14336 x 4096, even or slower on the others.
+/// of 256. From kWgmmaTallMinRows rows, where it makes at least kWgmmaTallMinSlices slices:
+/// the 256-row tile (always 128 columns wide; measured x0.94-0.97 against the 128-row tile
+/// from M = 512, bench/NOTES.md change 18); from 128 rows: the 128-row tile. Below that, on
+/// layers larger than kWgmmaSmallLayer: the 64-row tile from kWgmmaMinRows rows
+/// (kWgmmaWideMinRows where N is at least kWgmmaWideN) to 64, the 128-row tile for 65-127
+/// (one tile streams the weights once, where two 64-row tiles would stream them twice).
+/// Measured on the H200 (bench/NOTES.md, change 10): against the mma.sync kernels, faster by
+/// 3-48 % at M = 64 and 96 on every bench layer but 4096 x 4096 (2-11 % slower there, 16
+/// slices of 256 columns); at M = 48 faster on the three layers with N >= 16384 (8-29 %) and
+/// 14336 x 4096, even or slower on the others.
 constexpr int wgmma_m_blocks(int m, int n, int k) {
   if (n % kWgmmaTileN != 0) return 0;
+  const long long tall_slices =
+      static_cast<long long>(n / kWgmmaNarrowTile.tile_n()) * m_groups_for(m, kWgmmaMBlocksTall);
+  if (kWgmmaTallMinRows > 0 && m >= kWgmmaTallMinRows && tall_slices >= kWgmmaTallMinSlices) {
+    return kWgmmaMBlocksTall;
+  }
   if (m >= kWgmmaAllLayersRows) return kWgmmaMBlocks;
   const int min_rows = n >= kWgmmaWideN ? kWgmmaWideMinRows : kWgmmaMinRows;
   if (m < min_rows || static_cast<long long>(k) * n <= kWgmmaSmallLayer) return 0;
@@ -76,13 +97,16 @@ inline constexpr int kWgmmaNarrow = MARLIN_WGMMA_NARROW;
 inline constexpr int kWgmmaNarrowMaxSlices = 32;
 
 /// Whether a problem of `m` x `n` x `k` on the warpgroup kernel takes the 128-column tile
-/// (kWgmmaNarrowTile) instead of the 256-column one: with the 128-row tile, when the wide
-/// tiles make at most kWgmmaNarrowMaxSlices slices. Measured on the H200 (bench/NOTES.md,
+/// (kWgmmaNarrowTile) instead of the 256-column one: always with the 256-row tile (its only
+/// width); with the 128-row tile, when the wide tiles make at most kWgmmaNarrowMaxSlices
+/// slices. Measured on the H200 (bench/NOTES.md,
 /// changes 11 and 13): ×0.72-0.95 on 4096², 4096×6144, 8192² and 14336×4096 at M = 96-256
 /// and ×0.85-0.95 on 28672×8192 at M = 96-128 (16-32 slices); above 32 slices ×0.92-1.25,
 /// slower in most cases; with the 64-row tile ×0.97-1.07.
 constexpr bool use_narrow_wgmma_tile(int m, int n, int k) {
-  if (wgmma_m_blocks(m, n, k) != kWgmmaMBlocks) return false;
+  const int m_blocks = wgmma_m_blocks(m, n, k);
+  if (m_blocks == kWgmmaMBlocksTall) return true;
+  if (m_blocks != kWgmmaMBlocks) return false;
   if (kWgmmaNarrow != 0) return kWgmmaNarrow == 1;
   const long long slices =
       static_cast<long long>(n / kWgmmaTileN) * m_groups_for(m, kWgmmaMBlocks);
@@ -136,9 +160,9 @@ constexpr long long wgmma_partition_cost(int slices, int k_tiles, long long sms,
 /// How the warpgroup kernel (one CTA per SM, long K runs) covers `slices` slices of `k_tiles`
 /// K tiles: 1 = one CTA per whole slice (in as many waves as needed), s >= 2 = cluster split
 /// of s CTAs per slice with every cluster resident at once, 0 = striped runs over all SMs.
-/// Picks the cheapest by the wave model (wgmma_partition_cost). (Cluster splits in several waves measured up to 2x slower than
-/// this model on the H200, so they are not candidates: bench/NOTES.md, change 7.) Ties go to
-/// the simpler partition. `policy`: 0 the model; 1 never striped; 2 always striped (the last
+/// Picks the cheapest by the wave model (wgmma_partition_cost). (Cluster splits in several
+/// waves measured up to 2x slower than this model on the H200, so they are not candidates:
+/// bench/NOTES.md, change 7.) Ties go to the simpler partition. `policy`: 0 the model; 1 never striped; 2 always striped (the last
 /// two for A/B measurement only).
 constexpr int select_wgmma_split(int slices, int k_tiles, const ClusterCapacity& cap,
                                  int policy = 0) {

@@ -307,7 +307,8 @@ constexpr KernelFn kernel_for() {
 }
 
 /// The warpgroup kernel of `m_blocks` rows (is_wgmma_m_blocks), scale mode and tile width
-/// (kTileConfigs[kWgmmaConfig], or kWgmmaNarrowTile when `narrow`: 128-row tiles only).
+/// (kTileConfigs[kWgmmaConfig], or kWgmmaNarrowTile when `narrow`: 128-row tiles; the
+/// 256-row tile is only narrow).
 template <bool kGrouped>
 KernelFn wgmma_kernel_for(int m_blocks, bool narrow) {
   constexpr int kWide = kTileConfigs[kWgmmaConfig].n_blocks;
@@ -316,6 +317,9 @@ KernelFn wgmma_kernel_for(int m_blocks, bool narrow) {
   static_assert(kTileConfigs[kWgmmaConfig].k_blocks == kK && kWgmmaNarrowTile.k_blocks == kK);
   if (m_blocks == kWgmmaMBlocksSmall) {
     return &kernel::gemm_kernel<kWgmmaMBlocksSmall, kWide, kK, kGrouped, true>;
+  }
+  if (m_blocks == kWgmmaMBlocksTall) {
+    return &kernel::gemm_kernel<kWgmmaMBlocksTall, kNarrow, kK, kGrouped, true>;
   }
   return narrow ? &kernel::gemm_kernel<kWgmmaMBlocks, kNarrow, kK, kGrouped, true>
                 : &kernel::gemm_kernel<kWgmmaMBlocks, kWide, kK, kGrouped, true>;
@@ -428,7 +432,8 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   // shared-memory limit and occupancy.
   int fit_per_sm = 0;
   auto take = [&](int config, int m_blocks, bool wgmma, bool narrow) {
-    narrow = narrow && wgmma && m_blocks == kWgmmaMBlocks;  // the only narrow kernels compiled
+    // the narrow kernels compiled: 128 rows (or wide), 256 rows (only narrow)
+    narrow = wgmma && (m_blocks == kWgmmaMBlocksTall || (narrow && m_blocks == kWgmmaMBlocks));
     plan.config = wgmma ? -1 : config;
     plan.tile = narrow ? kWgmmaNarrowTile : kTileConfigs[config];
     plan.m_blocks = m_blocks;

@@ -13,10 +13,11 @@
 //     XOR-swizzled tile, dequantizes its lane's 16 bytes of B in registers (dequant.cuh) and
 //     issues mma.sync m16n8k16 into fp32 accumulators; the warps that split K then reduce in
 //     shared memory in a fixed order;
-//  3. warpgroup path (sm_90a, 64- or 128-row tiles): each warpgroup owns half the tile's
-//     columns (128, or 64 in the narrow tile) and all of K; its dequantized B words are the
-//     register operand of wgmma.m64nNk16 (N = the tile's rows), A the shared-memory operand;
-//     the accumulators go to shared memory as the tile to write;
+//  3. warpgroup path (sm_90a, 64-, 128- or 256-row tiles): each warpgroup owns half the
+//     tile's columns (128, or 64 in the narrow tile, the only width of 256 rows) and all of
+//     K; its dequantized B words are the register operand of wgmma.m64nNk16 (N = the tile's
+//     rows), A the shared-memory operand; the accumulators go to shared memory as the tile to
+//     write;
 //  4. a CTA that owns the whole slice writes C. Otherwise, in a cluster split (sm_90), the
 //     slice's CTAs form one cluster and sum their reduction tiles through distributed shared
 //     memory (mma.sync kernels: each rank writes every output vector into the exchange buffer
@@ -85,9 +86,12 @@ struct Geometry {
   static_assert(kAVecsPerRow >= 8, "the A swizzle permutes 8 vectors of a row");
   static_assert(kSubSteps >= 1 && kWarpsK * kSubSteps == kKBlocks, "K must split evenly");
   static_assert(kWarpgroup ? is_wgmma_m_blocks(kMBlocks) && kTileK == kWgmmaTileK &&
-                                 (kTileN == kWgmmaTileN || kTileN == kWgmmaNarrowTile.tile_n())
+                                 (kTileN == kWgmmaTileN || kTileN == kWgmmaNarrowTile.tile_n()) &&
+                                 (kMBlocks != kWgmmaMBlocksTall ||
+                                  kTileN == kWgmmaNarrowTile.tile_n())
                            : kMBlocks >= 1 && kMBlocks <= kMaxMBlocks,
-                "the warpgroup path is written for 64 x 128/256 tiles of 64 or 128 rows");
+                "the warpgroup path is written for 64 x 128/256 tiles of 64 or 128 rows and "
+                "64 x 128 tiles of 256 rows");
   // 64-column strips per warpgroup (warpgroup path): 2 in the 256-column tile, 1 in the 128.
   static constexpr int kWgStrips = kWarpgroup ? kTileN / 128 : 1;
   // Cluster splits of the mma.sync kernels exchange their tiles through a buffer of their own

@@ -50,17 +50,23 @@ inline constexpr int kGroupSize = 128;
 inline constexpr int kMaxMBlocks = 4;
 
 /// The sm_90 warpgroup (wgmma) kernels: kTileConfigs[kWgmmaConfig] (256 x 64) with 64- or
-/// 128-row tiles (m_blocks kWgmmaMBlocksSmall or kWgmmaMBlocks). Two warpgroups each own 128
-/// columns; per k16 step each issues two wgmma.m64nNk16 (N = the tile's rows) with the
+/// 128-row tiles (m_blocks kWgmmaMBlocksSmall or kWgmmaMBlocks), and the 256-row tile
+/// (kWgmmaMBlocksTall) of kWgmmaNarrowTile. Two warpgroups each own half the columns; per k16
+/// step each issues one wgmma.m64nNk16 (N = the tile's rows) per 64-column strip with the
 /// dequantized weights in registers.
 inline constexpr int kWgmmaConfig = 1;
 /// m_blocks of the large warpgroup tile (128 rows of A per tile).
 inline constexpr int kWgmmaMBlocks = 8;
 /// m_blocks of the small warpgroup tile (64 rows of A per tile).
 inline constexpr int kWgmmaMBlocksSmall = 4;
+/// m_blocks of the tall warpgroup tile: 256 rows x 128 columns (kWgmmaNarrowTile only, so that
+/// its m64n256 accumulators are one strip of 128 registers per thread). It dequantizes each
+/// weight once per 256 rows of A instead of 128: half the dequantization per product.
+inline constexpr int kWgmmaMBlocksTall = 16;
 /// Whether `m_blocks` is the row count (in 16-row blocks) of a compiled warpgroup tile.
 constexpr bool is_wgmma_m_blocks(int m_blocks) {
-  return m_blocks == kWgmmaMBlocksSmall || m_blocks == kWgmmaMBlocks;
+  return m_blocks == kWgmmaMBlocksSmall || m_blocks == kWgmmaMBlocks ||
+         m_blocks == kWgmmaMBlocksTall;
 }
 /// Columns of C per tile of the warpgroup kernel (two warpgroups of 2 x 64).
 inline constexpr int kWgmmaTileN = 256;
