@@ -6,7 +6,8 @@
 # two tiles: 24 4096 4096, 31 6144 1024), odd M across several 64-row groups, large M
 # (600: ten 64-row groups), both scale modes, a layer-sized K = N = 8192 (group 128), small
 # shapes that split one slice over many CTAs, and (sm_90a builds on an sm_90 GPU) the warpgroup
-# kernel where N is a multiple of 256 (shapes as M N K): its 64-row tile (50 4096 8192), its
+# kernel where N is a multiple of 256 (shapes as M N K): its 32-row tile (24 16384 2048,
+# 8 stages), its 64-row tile (50 4096 8192), its
 # 128-row tile 256 columns wide (120 16384 1024: 8 rows of padding) and 128 wide
 # (100 8192 8192, 130 512 512, 600 1024 1024, 200 768 2048), its 256-row tile (600 4096 1024:
 # 88 rows in the last tile), and its hybrid partition (whole slices, then split ones:
@@ -31,6 +32,7 @@ shapes=(
   "600 4096 1024 128"
   "200 768 2048 -1"
   "120 16384 1024 128"
+  "24 16384 2048 128"
   "1024 4352 512 128"
 )
 fail=0

@@ -402,11 +402,12 @@ TEST(Reliability, ClusterSplitsAgreeWithTheReference) {
   }
 }
 
-// The sm_90a warpgroup kernels (64- and 128-row tiles, 256 or 128 columns wide; the 256-row
-// tile, 128 wide): the automatic plan takes them where the device runs sm_90a code, and every
-// partition of each (striped over any CTA count, whole slices, cluster splits in one or
-// several waves) agrees with the reference, with the tile full or padded past M (256-row
-// tiles holding 256, 232, 88 and 8 rows of their last group below).
+// The sm_90a warpgroup kernels (32- and 64-row tiles, 256 columns wide; 128-row tiles, 256 or
+// 128 wide; the 256-row tile, 128 wide): the automatic plan takes them where the device runs
+// sm_90a code, and every partition of each (striped over any CTA count, whole slices, cluster
+// splits in one or several waves) agrees with the reference, with the tile full or padded
+// past M (256-row tiles holding 256, 232, 88 and 8 rows of their last group below; 32-row
+// tiles holding 24 and 17).
 TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
@@ -420,7 +421,8 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
         std::tuple{50, 2048, 10240, -1}, std::tuple{100, 4352, 4096, 128},
         std::tuple{33, 16384, 1280, 128}, std::tuple{600, 4096, 1024, 128},
         std::tuple{520, 3072, 2048, -1}, std::tuple{256, 8192, 1024, -1},
-        std::tuple{1000, 4352, 1024, 128}}) {
+        std::tuple{1000, 4352, 1024, 128}, std::tuple{24, 16384, 2048, 128},
+        std::tuple{17, 28672, 1024, -1}}) {
     if (16 * marlin::detail::wgmma_m_blocks(m, n, k) == 256) ++tall_shapes;
     GemmProblem p;
     ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 49));

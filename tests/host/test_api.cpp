@@ -188,11 +188,14 @@ TEST(TileConfigs, PipelineDepthAndTilesPerBarrier) {
   // Decode (m_blocks 1) and the warpgroup kernels: one barrier per tile; the mma.sync kernels
   // of 17-64 rows: one per two tiles (the build's default).
   static_assert(tiles_per_sync(false, 1) == 1 && tiles_per_sync(true, 4) == 1 &&
-                tiles_per_sync(true, 8) == 1 && tiles_per_sync(true, 16) == 1);
+                tiles_per_sync(true, 8) == 1 && tiles_per_sync(true, 16) == 1 &&
+                tiles_per_sync(true, 2) == 1);
   static_assert(tiles_per_sync(false, 2) == marlin::kTilesPerSync &&
                 tiles_per_sync(false, 4) == marlin::kTilesPerSync);
   static_assert(stages_for(kTileConfigs[0], 1, false) == marlin::kStages);
   static_assert(stages_for(kTileConfigs[0], 8, true) == marlin::kWgmmaStages);
+  static_assert(stages_for(kTileConfigs[1], marlin::kWgmmaMBlocksTiny, true) ==
+                marlin::kWgmmaTinyStages);
   if constexpr (marlin::kTilesPerSync == 2) {
     // Six stages where they fit the portable 99 KB: every 32-row tile; 4 where they do not
     // (the 48- and 64-row 128 x 128 tiles).
@@ -273,18 +276,28 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
   static_assert(wgmma_m_blocks(64, 4096, 4096) == 0 && wgmma_m_blocks(127, 4096, 4096) == 0);
   static_assert(wgmma_m_blocks(64, 2048, 2048) == 0);
   // From 33 rows on layers of 16384 columns or more (measured faster at M = 48 there).
-  static_assert(wgmma_m_blocks(33, 16384, 4096) == 4 && wgmma_m_blocks(32, 28672, 4096) == 0);
-  static_assert(wgmma_m_blocks(48, 8192, 28672) == 0);
+  static_assert(wgmma_m_blocks(33, 16384, 4096) == 4 && wgmma_m_blocks(48, 8192, 28672) == 0);
+  // 17-32 rows on layers of at least kWgmmaTinyMinN (the build's default: 16384) columns,
+  // larger than 4096 x 4096 and at most 16384 x 16384: the 32-row tile.
+  if constexpr (marlin::detail::kWgmmaTinyMinN == 16384) {
+    static_assert(wgmma_m_blocks(32, 28672, 4096) == marlin::kWgmmaMBlocksTiny);
+    static_assert(wgmma_m_blocks(17, 16384, 16384) == marlin::kWgmmaMBlocksTiny);
+    static_assert(wgmma_m_blocks(16, 28672, 4096) == 0 && wgmma_m_blocks(32, 8192, 8192) == 0);
+    static_assert(wgmma_m_blocks(24, 16384, 1024) == 0);  // 16384 x 1024 = 4096 x 4096
+    static_assert(wgmma_m_blocks(32, 57344, 8192) == 0);  // more than 16384 x 16384
+  }
   for (int m = 1; m <= 300; ++m) {
     for (auto [n, k] : {std::pair{4096, 4096}, std::pair{6144, 4096}, std::pair{192, 8192},
                         std::pair{28672, 4096}}) {
       const int m_blocks = wgmma_m_blocks(m, n, k);
       if (m_blocks == 0) continue;
       EXPECT_TRUE(marlin::is_wgmma_m_blocks(m_blocks)) << m;
-      // the 64-row tile holds M (the 128- and 256-row tiles also run as several row groups),
-      // and no smaller tile would
-      EXPECT_TRUE(16 * m_blocks >= m || m_blocks != kWgmmaMBlocksSmall) << m;
-      EXPECT_TRUE(m_blocks == kWgmmaMBlocksSmall || m > 16 * kWgmmaMBlocksSmall) << m;
+      // the 32- and 64-row tiles hold M (the 128- and 256-row tiles also run as several row
+      // groups), and no smaller tile would
+      EXPECT_TRUE(16 * m_blocks >= m || m_blocks > kWgmmaMBlocksSmall) << m;
+      EXPECT_TRUE(m_blocks <= kWgmmaMBlocksSmall || m > 16 * kWgmmaMBlocksSmall) << m;
+      EXPECT_TRUE(m_blocks != kWgmmaMBlocksSmall || m > 16 * marlin::kWgmmaMBlocksTiny) << m;
+      EXPECT_TRUE(m_blocks != marlin::kWgmmaMBlocksTiny || m > 16) << m;
       const int tall_slices = n / 128 * ((m + 255) / 256);
       EXPECT_EQ(m_blocks == kWgmmaMBlocksTall,
                 kWgmmaTallMinRows > 0 && m >= kWgmmaTallMinRows &&
@@ -296,14 +309,16 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
   // and 128-row tiles at both widths, the 256-row tile narrow (its only width).
   for (const marlin::TileConfig tile :
        {marlin::kTileConfigs[marlin::kWgmmaConfig], marlin::kWgmmaNarrowTile}) {
-    for (int m_blocks : {kWgmmaMBlocksSmall, kWgmmaMBlocks, kWgmmaMBlocksTall}) {
+    for (int m_blocks :
+         {marlin::kWgmmaMBlocksTiny, kWgmmaMBlocksSmall, kWgmmaMBlocks, kWgmmaMBlocksTall}) {
       if (m_blocks == kWgmmaMBlocksTall && tile.tile_n() != marlin::kWgmmaNarrowTile.tile_n()) {
         continue;
       }
       for (bool grouped : {false, true}) {
         const int smem = marlin::smem_bytes(tile, m_blocks, grouped, true);
         EXPECT_LE(smem, 227 * 1024) << m_blocks;
-        EXPECT_GE(smem, marlin::kWgmmaStages * marlin::stage_bytes(tile, m_blocks, grouped));
+        EXPECT_GE(smem, marlin::stages_for(tile, m_blocks, true) *
+                            marlin::stage_bytes(tile, m_blocks, grouped));
         EXPECT_GE(smem, 16 * m_blocks * (tile.tile_n() + 8) * 4);
       }
     }

@@ -61,11 +61,28 @@ static_assert(kWgmmaTallMinRows == 0 || kWgmmaTallMinRows > 16 * kWgmmaMBlocks,
 /// 4096 and 14336 x 4096 at M = 192-256) it measured x1.04-1.35 slower than the 128-row tile.
 inline constexpr int kWgmmaTallMinSlices = 33;
 
+/// Columns from which 17-32 rows take the 32-row warpgroup tile (kWgmmaMBlocksTiny, on layers
+/// larger than kWgmmaSmallLayer); 0 never. Build with -DMARLIN_WGMMA_TINY_MIN_N=n only to
+/// measure other thresholds (bench/NOTES.md, change 19).
+#ifndef MARLIN_WGMMA_TINY_MIN_N
+#define MARLIN_WGMMA_TINY_MIN_N 16384
+#endif
+inline constexpr int kWgmmaTinyMinN = MARLIN_WGMMA_TINY_MIN_N;
+/// Fewest rows for the 32-row warpgroup tile (below, the decode kernels).
+inline constexpr int kWgmmaTinyMinRows = 17;
+/// Largest layer (K x N weights) that takes the 32-row warpgroup tile: on 8192 x 57344 it
+/// measured x0.99-1.00 with group scales and x1.04-1.09 slower per-channel (bench/NOTES.md,
+/// change 19).
+inline constexpr long long kWgmmaTinyMaxLayer = 16384LL * 16384;
+
 /// m_blocks of the sm_90 warpgroup tile for a problem of `m` x `n` x `k`, 0 for the mma.sync
 /// kernels (which also run where the device or the binary has no wgmma). N must be a multiple
 /// of 256. From kWgmmaTallMinRows rows, where it makes at least kWgmmaTallMinSlices slices:
 /// the 256-row tile (always 128 columns wide; measured x0.94-0.97 against the 128-row tile
-/// from M = 512, bench/NOTES.md change 18); from 128 rows: the 128-row tile. Below that, on
+/// from M = 512, bench/NOTES.md change 18); from 128 rows: the 128-row tile. For 17-32 rows
+/// on layers of at least kWgmmaTinyMinN columns and at most kWgmmaTinyMaxLayer weights: the
+/// 32-row tile (measured x0.78-0.86 on 4096 x 28672 and x0.93-1.01 on 16384 x 16384 against
+/// the mma.sync kernel, bench/NOTES.md change 19). Below that, on
 /// layers larger than kWgmmaSmallLayer: the 64-row tile from kWgmmaMinRows rows
 /// (kWgmmaWideMinRows where N is at least kWgmmaWideN) to 64, the 128-row tile for 65-127
 /// (one tile streams the weights once, where two 64-row tiles would stream them twice).
@@ -81,6 +98,11 @@ constexpr int wgmma_m_blocks(int m, int n, int k) {
     return kWgmmaMBlocksTall;
   }
   if (m >= kWgmmaAllLayersRows) return kWgmmaMBlocks;
+  const long long weights = static_cast<long long>(k) * n;
+  if (kWgmmaTinyMinN > 0 && n >= kWgmmaTinyMinN && m >= kWgmmaTinyMinRows &&
+      m <= 16 * kWgmmaMBlocksTiny && weights > kWgmmaSmallLayer && weights <= kWgmmaTinyMaxLayer) {
+    return kWgmmaMBlocksTiny;
+  }
   const int min_rows = n >= kWgmmaWideN ? kWgmmaWideMinRows : kWgmmaMinRows;
   if (m < min_rows || static_cast<long long>(k) * n <= kWgmmaSmallLayer) return 0;
   return m <= 16 * kWgmmaMBlocksSmall ? kWgmmaMBlocksSmall : kWgmmaMBlocks;
@@ -162,8 +184,8 @@ constexpr long long wgmma_partition_cost(int slices, int k_tiles, long long sms,
 /// of s CTAs per slice with every cluster resident at once, 0 = striped runs over all SMs.
 /// Picks the cheapest by the wave model (wgmma_partition_cost). (Cluster splits in several
 /// waves measured up to 2x slower than this model on the H200, so they are not candidates:
-/// bench/NOTES.md, change 7.) Ties go to the simpler partition. `policy`: 0 the model; 1 never striped; 2 always striped (the last
-/// two for A/B measurement only).
+/// bench/NOTES.md, change 7.) Ties go to the simpler partition. `policy`: 0 the model; 1
+/// never striped; 2 always striped (the last two for A/B measurement only).
 constexpr int select_wgmma_split(int slices, int k_tiles, const ClusterCapacity& cap,
                                  int policy = 0) {
   const long long sms = cap.clusters[1];

@@ -315,6 +315,9 @@ KernelFn wgmma_kernel_for(int m_blocks, bool narrow) {
   constexpr int kNarrow = kWgmmaNarrowTile.n_blocks;
   constexpr int kK = kWgmmaTileK / 16;
   static_assert(kTileConfigs[kWgmmaConfig].k_blocks == kK && kWgmmaNarrowTile.k_blocks == kK);
+  if (m_blocks == kWgmmaMBlocksTiny) {
+    return &kernel::gemm_kernel<kWgmmaMBlocksTiny, kWide, kK, kGrouped, true>;
+  }
   if (m_blocks == kWgmmaMBlocksSmall) {
     return &kernel::gemm_kernel<kWgmmaMBlocksSmall, kWide, kK, kGrouped, true>;
   }
@@ -473,7 +476,9 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   }
   const TileConfig tile = plan.tile;
   if (fit_per_sm < 1) return Status::kErrorInsufficientSharedMemory;
-  const int ctas_per_sm = fit_per_sm < kMaxCtasPerSm ? fit_per_sm : kMaxCtasPerSm;
+  // The warpgroup kernel's partitions assume one CTA per SM (its 32-row tile would fit two).
+  const int max_per_sm = wgmma ? 1 : kMaxCtasPerSm;
+  const int ctas_per_sm = fit_per_sm < max_per_sm ? fit_per_sm : max_per_sm;
   const int capacity = ctas_per_sm * dev.sm_count;
   // sm_90 code waits for the previous grid itself, so it may be launched early.
   plan.pdl = kPdl && dev.cluster;

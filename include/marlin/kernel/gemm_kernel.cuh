@@ -90,7 +90,7 @@ struct Geometry {
                                  (kMBlocks != kWgmmaMBlocksTall ||
                                   kTileN == kWgmmaNarrowTile.tile_n())
                            : kMBlocks >= 1 && kMBlocks <= kMaxMBlocks,
-                "the warpgroup path is written for 64 x 128/256 tiles of 64 or 128 rows and "
+                "the warpgroup path is written for 64 x 128/256 tiles of 32, 64 or 128 rows and "
                 "64 x 128 tiles of 256 rows");
   // 64-column strips per warpgroup (warpgroup path): 2 in the 256-column tile, 1 in the 128.
   static constexpr int kWgStrips = kWarpgroup ? kTileN / 128 : 1;

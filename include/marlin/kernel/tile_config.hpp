@@ -44,6 +44,15 @@ static_assert(kStages >= 3 && kStages <= 8, "MARLIN_PIPELINE_STAGES must be with
 #endif
 inline constexpr int kWgmmaStages = MARLIN_WGMMA_STAGES;
 static_assert(kWgmmaStages >= 4 && kWgmmaStages <= 8, "MARLIN_WGMMA_STAGES must be within 4..8");
+/// Pipeline depth of the warpgroup kernel's 32-row tile (kWgmmaMBlocksTiny): its stages are
+/// small (12.5 KB) and its calls bound by the weights in flight, so it copies 6 tiles ahead.
+/// Override with -DMARLIN_WGMMA_TINY_STAGES=n (4..8) only to measure other depths.
+#ifndef MARLIN_WGMMA_TINY_STAGES
+#define MARLIN_WGMMA_TINY_STAGES 8
+#endif
+inline constexpr int kWgmmaTinyStages = MARLIN_WGMMA_TINY_STAGES;
+static_assert(kWgmmaTinyStages >= 4 && kWgmmaTinyStages <= 8,
+              "MARLIN_WGMMA_TINY_STAGES must be within 4..8");
 /// The group size of grouped scales (the only one supported so far).
 inline constexpr int kGroupSize = 128;
 /// Largest m_blocks of one CTA tile; larger M runs as several 64-row problems in one launch.
@@ -63,10 +72,12 @@ inline constexpr int kWgmmaMBlocksSmall = 4;
 /// its m64n256 accumulators are one strip of 128 registers per thread). It dequantizes each
 /// weight once per 256 rows of A instead of 128: half the dequantization per product.
 inline constexpr int kWgmmaMBlocksTall = 16;
+/// m_blocks of the 32-row warpgroup tile (256 columns wide), for 17-32 rows on wide layers.
+inline constexpr int kWgmmaMBlocksTiny = 2;
 /// Whether `m_blocks` is the row count (in 16-row blocks) of a compiled warpgroup tile.
 constexpr bool is_wgmma_m_blocks(int m_blocks) {
-  return m_blocks == kWgmmaMBlocksSmall || m_blocks == kWgmmaMBlocks ||
-         m_blocks == kWgmmaMBlocksTall;
+  return m_blocks == kWgmmaMBlocksTiny || m_blocks == kWgmmaMBlocksSmall ||
+         m_blocks == kWgmmaMBlocks || m_blocks == kWgmmaMBlocksTall;
 }
 /// Columns of C per tile of the warpgroup kernel (two warpgroups of 2 x 64).
 inline constexpr int kWgmmaTileN = 256;
@@ -139,11 +150,12 @@ constexpr int tiles_per_sync(bool wgmma, int m_blocks) {
 }
 
 /// Pipeline depth of a kernel of `m_blocks` x configuration `c`: kWgmmaStages for the
-/// warpgroup kernels (`wgmma`); for the mma.sync kernels kPairedStages where they synchronize
-/// once per two tiles and that depth fits kPortableSmemBytes with grouped scales (the larger
-/// stage, so that both scale modes of a tile take the same depth), kStages otherwise.
+/// warpgroup kernels (`wgmma`; kWgmmaTinyStages for their 32-row tile); for the mma.sync
+/// kernels kPairedStages where they synchronize once per two tiles and that depth fits
+/// kPortableSmemBytes with grouped scales (the larger stage, so that both scale modes of a
+/// tile take the same depth), kStages otherwise.
 constexpr int stages_for(TileConfig c, int m_blocks, bool wgmma) {
-  if (wgmma) return kWgmmaStages;
+  if (wgmma) return m_blocks == kWgmmaMBlocksTiny ? kWgmmaTinyStages : kWgmmaStages;
   if (tiles_per_sync(false, m_blocks) == 1) return kStages;
   const bool paired_fits =
       kPairedStages * stage_bytes(c, m_blocks, true) + kSmemAlign <= kPortableSmemBytes;

@@ -1,5 +1,5 @@
 // Warpgroup matrix multiply-accumulate (wgmma, sm_90a): fences, the shared-memory matrix
-// descriptor and the m64nNk16 (N = 64, 128, 256) f16 -> f32 products with A in registers.
+// descriptor and the m64nNk16 (N = 32, 64, 128, 256) f16 -> f32 products with A in registers.
 // Compiled to a trap in code for any other target (plain sm_90 included); the host uses these
 // kernels only where sm_90a machine code runs (detail::PlanCache's wgmma probe).
 #pragma once
@@ -133,6 +133,30 @@ __device__ __forceinline__ void wgmma_m64n64k16_f32_f16_rs(float (&d)[32], const
 #endif
 }
 
+/// As wgmma_m64n128k16_f32_f16_rs, for a 64 x 32 D (B: 16 x 32); d[4i..4i+3] the m16n8
+/// accumulator layout of columns 8i..8i+7 of the warp's 16 rows.
+__device__ __forceinline__ void wgmma_m64n32k16_f32_f16_rs(float (&d)[16], const uint32_t (&a)[4],
+                                                          uint64_t b_desc, bool accumulate) {
+#if defined(MARLIN_SM90A_ENABLED)
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %21, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+      "{%16, %17, %18, %19}, %20, p, 1, 1, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate ? 1 : 0)
+      : "memory");
+#else
+  (void)d; (void)a; (void)b_desc; (void)accumulate;
+  __trap();
+#endif
+}
+
 /// As wgmma_m64n128k16_f32_f16_rs, for a 64 x 256 D (B: 16 x 256): the 256-row tile, whose
 /// 128 accumulators per thread hold one 64-column strip; d[4i..4i+3] the m16n8 accumulator
 /// layout of columns 8i..8i+7 of the warp's 16 rows.
@@ -183,13 +207,16 @@ __device__ __forceinline__ void wgmma_m64n256k16_f32_f16_rs(float (&d)[128],
 #endif
 }
 
-/// D (64 x kN) += A (64 x 16, registers) * B (16 x kN, shared memory) for kN = 64, 128 or
-/// 256: wgmma_m64n64k16_f32_f16_rs, wgmma_m64n128k16_f32_f16_rs or wgmma_m64n256k16_f32_f16_rs.
+/// D (64 x kN) += A (64 x 16, registers) * B (16 x kN, shared memory) for kN = 32, 64, 128
+/// or 256: the wgmma_m64n<kN>k16_f32_f16_rs above.
 template <int kN>
 __device__ __forceinline__ void wgmma_m64k16_f32_f16_rs(float (&d)[kN / 2], const uint32_t (&a)[4],
                                                         uint64_t b_desc, bool accumulate) {
-  static_assert(kN == 64 || kN == 128 || kN == 256, "compiled for N = 64, 128 and 256");
-  if constexpr (kN == 256) {
+  static_assert(kN == 32 || kN == 64 || kN == 128 || kN == 256,
+                "compiled for N = 32, 64, 128 and 256");
+  if constexpr (kN == 32) {
+    wgmma_m64n32k16_f32_f16_rs(d, a, b_desc, accumulate);
+  } else if constexpr (kN == 256) {
     wgmma_m64n256k16_f32_f16_rs(d, a, b_desc, accumulate);
   } else if constexpr (kN == 128) {
     wgmma_m64n128k16_f32_f16_rs(d, a, b_desc, accumulate);
