@@ -82,10 +82,10 @@ inline constexpr long long kWgmmaTinyMaxLayer = 16384LL * 16384;
 /// from M = 512, bench/NOTES.md change 18); from 128 rows: the 128-row tile. For 17-32 rows
 /// on layers of at least kWgmmaTinyMinN columns and at most kWgmmaTinyMaxLayer weights: the
 /// 32-row tile (measured x0.78-0.86 on 4096 x 28672 and x0.93-1.01 on 16384 x 16384 against
-/// the mma.sync kernel, bench/NOTES.md change 19). Below that, on
-/// layers larger than kWgmmaSmallLayer: the 64-row tile from kWgmmaMinRows rows
-/// (kWgmmaWideMinRows where N is at least kWgmmaWideN) to 64, the 128-row tile for 65-127
-/// (one tile streams the weights once, where two 64-row tiles would stream them twice).
+/// the mma.sync kernel, bench/NOTES.md change 19). Below that, on layers larger than
+/// kWgmmaSmallLayer: the 64-row tile from kWgmmaMinRows rows (kWgmmaWideMinRows where N is at
+/// least kWgmmaWideN) to 64, the 128-row tile for 65-127 (one tile streams the weights once,
+/// where two 64-row tiles would stream them twice).
 /// Measured on the H200 (bench/NOTES.md, change 10): against the mma.sync kernels, faster by
 /// 3-48 % at M = 64 and 96 on every bench layer but 4096 x 4096 (2-11 % slower there, 16
 /// slices of 256 columns); at M = 48 faster on the three layers with N >= 16384 (8-29 %) and
@@ -121,10 +121,10 @@ inline constexpr int kWgmmaNarrowMaxSlices = 32;
 /// Whether a problem of `m` x `n` x `k` on the warpgroup kernel takes the 128-column tile
 /// (kWgmmaNarrowTile) instead of the 256-column one: always with the 256-row tile (its only
 /// width); with the 128-row tile, when the wide tiles make at most kWgmmaNarrowMaxSlices
-/// slices. Measured on the H200 (bench/NOTES.md,
-/// changes 11 and 13): ×0.72-0.95 on 4096², 4096×6144, 8192² and 14336×4096 at M = 96-256
-/// and ×0.85-0.95 on 28672×8192 at M = 96-128 (16-32 slices); above 32 slices ×0.92-1.25,
-/// slower in most cases; with the 64-row tile ×0.97-1.07.
+/// slices. Measured on the H200 (bench/NOTES.md, changes 11 and 13): ×0.72-0.95 on 4096²,
+/// 4096×6144, 8192² and 14336×4096 at M = 96-256 and ×0.85-0.95 on 28672×8192 at M = 96-128
+/// (16-32 slices); above 32 slices ×0.92-1.25, slower in most cases; with the 64-row tile
+/// ×0.97-1.07.
 constexpr bool use_narrow_wgmma_tile(int m, int n, int k) {
   const int m_blocks = wgmma_m_blocks(m, n, k);
   if (m_blocks == kWgmmaMBlocksTall) return true;

@@ -13,7 +13,7 @@
 //     XOR-swizzled tile, dequantizes its lane's 16 bytes of B in registers (dequant.cuh) and
 //     issues mma.sync m16n8k16 into fp32 accumulators; the warps that split K then reduce in
 //     shared memory in a fixed order;
-//  3. warpgroup path (sm_90a, 64-, 128- or 256-row tiles): each warpgroup owns half the
+//  3. warpgroup path (sm_90a, 32- to 256-row tiles): each warpgroup owns half the
 //     tile's columns (128, or 64 in the narrow tile, the only width of 256 rows) and all of
 //     K; its dequantized B words are the register operand of wgmma.m64nNk16 (N = the tile's
 //     rows), A the shared-memory operand; the accumulators go to shared memory as the tile to

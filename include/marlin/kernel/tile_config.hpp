@@ -44,9 +44,10 @@ static_assert(kStages >= 3 && kStages <= 8, "MARLIN_PIPELINE_STAGES must be with
 #endif
 inline constexpr int kWgmmaStages = MARLIN_WGMMA_STAGES;
 static_assert(kWgmmaStages >= 4 && kWgmmaStages <= 8, "MARLIN_WGMMA_STAGES must be within 4..8");
-/// Pipeline depth of the warpgroup kernel's 32-row tile (kWgmmaMBlocksTiny): its stages are
-/// small (12.5 KB) and its calls bound by the weights in flight, so it copies 6 tiles ahead.
-/// Override with -DMARLIN_WGMMA_TINY_STAGES=n (4..8) only to measure other depths.
+/// Pipeline depth of the warpgroup kernel's 32-row tile (kWgmmaMBlocksTiny), whose stages are
+/// small (12.5 KB): it copies 6 tiles ahead. (Measured the same as 4 stages on the H200,
+/// bench/NOTES.md change 19: not bound by the bytes in flight.) Override with
+/// -DMARLIN_WGMMA_TINY_STAGES=n (4..8) only to measure other depths.
 #ifndef MARLIN_WGMMA_TINY_STAGES
 #define MARLIN_WGMMA_TINY_STAGES 8
 #endif
@@ -58,9 +59,9 @@ inline constexpr int kGroupSize = 128;
 /// Largest m_blocks of one CTA tile; larger M runs as several 64-row problems in one launch.
 inline constexpr int kMaxMBlocks = 4;
 
-/// The sm_90 warpgroup (wgmma) kernels: kTileConfigs[kWgmmaConfig] (256 x 64) with 64- or
-/// 128-row tiles (m_blocks kWgmmaMBlocksSmall or kWgmmaMBlocks), and the 256-row tile
-/// (kWgmmaMBlocksTall) of kWgmmaNarrowTile. Two warpgroups each own half the columns; per k16
+/// The sm_90 warpgroup (wgmma) kernels: kTileConfigs[kWgmmaConfig] (256 x 64) with 32-, 64- or
+/// 128-row tiles (m_blocks kWgmmaMBlocksTiny, kWgmmaMBlocksSmall or kWgmmaMBlocks), and the
+/// 256-row tile (kWgmmaMBlocksTall) of kWgmmaNarrowTile. Two warpgroups each own half the columns; per k16
 /// step each issues one wgmma.m64nNk16 (N = the tile's rows) per 64-column strip with the
 /// dequantized weights in registers.
 inline constexpr int kWgmmaConfig = 1;
