@@ -61,9 +61,9 @@ inline constexpr int kMaxMBlocks = 4;
 
 /// The sm_90 warpgroup (wgmma) kernels: kTileConfigs[kWgmmaConfig] (256 x 64) with 32-, 64- or
 /// 128-row tiles (m_blocks kWgmmaMBlocksTiny, kWgmmaMBlocksSmall or kWgmmaMBlocks), and the
-/// 256-row tile (kWgmmaMBlocksTall) of kWgmmaNarrowTile. Two warpgroups each own half the columns; per k16
-/// step each issues one wgmma.m64nNk16 (N = the tile's rows) per 64-column strip with the
-/// dequantized weights in registers.
+/// 256-row tile (kWgmmaMBlocksTall) of kWgmmaNarrowTile. Two warpgroups each own half the
+/// columns; per k16 step each issues one wgmma.m64nNk16 (N = the tile's rows) per 64-column
+/// strip with the dequantized weights in registers.
 inline constexpr int kWgmmaConfig = 1;
 /// m_blocks of the large warpgroup tile (128 rows of A per tile).
 inline constexpr int kWgmmaMBlocks = 8;
