@@ -2,7 +2,8 @@
 """Writes a copy of marlin's headers whose GEMM kernel stamps %globaltimer per CTA, for
 timeline.cu. Thread 0 of every CTA records, per call (the CTA's own call count, up to 64):
 0 entry, 1 the return of the wait for the previous grid, 2 the first tile landed, 3 the main
-loop done, 4 the in-CTA reduction done, 5 the tile written (C, exchange or partial).
+loop done, 4 the in-CTA reduction done, 5 the tile written (C, exchange or partial); and the
+SM it ran on (%smid, g_sm).
     instrument.py <include-dir> <out-dir>    (out-dir/marlin/... is replaced)
 Fails, naming the anchor, when the kernel source no longer has a line it instruments."""
 import shutil
@@ -26,10 +27,16 @@ STAMPS = """}  // namespace marlin::kernel
 namespace marlin::kernel {
 __device__ unsigned long long g_tl[64][512][6];  // [call][CTA][stamp], ns
 __device__ int g_tl_calls[512];                   // calls seen per CTA index
+__device__ int g_sm[64][512];                     // [call][CTA]: the SM it ran on
 __device__ __forceinline__ unsigned long long tl_now() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+}
+__device__ __forceinline__ int tl_smid() {
+  int sm;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  return sm;
 }
 }  // namespace marlin::kernel
 #define TL(i)                                                                    \\
@@ -43,7 +50,8 @@ insert("template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped, bool 
 insert("  ptx::launch_dependents();\n",
        after="  int tl_call = 0;\n"
              "  if (threadIdx.x == 0) tl_call = atomicAdd(&g_tl_calls[blockIdx.x], 1);\n"
-             "  TL(0);\n")
+             "  TL(0);\n"
+             "  if (threadIdx.x == 0 && tl_call < 64) g_sm[tl_call][blockIdx.x] = tl_smid();\n")
 insert("      ptx::grid_dependency_wait();\n", after="      TL(1);\n")
 insert("          auto issue_copies", before="          if (t == 0) TL(2);\n")
 insert("    __syncthreads();  // the pipeline's shared memory becomes the reduction tile\n",

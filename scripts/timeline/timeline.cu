@@ -6,7 +6,10 @@
 // launch as in any sequence of calls). Prints, for calls 1 and 24, each stamp's min / median /
 // p90 / max over the CTAs relative to the call's first entry, then medians over calls 8-47 of
 // the median and the last CTA per stamp, the gap between a call's first entry (and first
-// wait return) and the previous call's last CTA end, and the entry-to-entry period.
+// wait return) and the previous call's last CTA end, and the entry-to-entry period; then how
+// consecutive calls share the SMs under programmatic dependent launch (each CTA's %smid):
+// the distribution of the period over calls 8-47, and for the slowest calls how many of their
+// CTAs entered while a CTA of the previous call still ran on the same SM.
 // Stamps: entry, wait (return of the wait for the previous grid), tile0 (first tile landed),
 // loop (main loop done), reduce (in-CTA reduction done), end (tile written).
 #include <cuda_runtime.h>
@@ -153,5 +156,49 @@ int main(int argc, char** argv) {
   std::printf("    first entry - prev last end %6.2f us; first wait return - prev last end "
               "%6.2f us; entry-to-entry period %6.2f us\n",
               med(gap_entry), med(gap_wait), med(period));
+
+  static int sm[64][512];
+  CK(cudaMemcpyFromSymbol(sm, marlin::kernel::g_sm, sizeof(sm)));
+  struct Call {
+    int launch;
+    double period, duration, entry_spread;
+    int early;  // CTAs that entered before the previous call's last CTA on their SM ended
+  };
+  std::vector<Call> calls;
+  for (int l = 8; l < kLaunches; ++l) {
+    std::vector<unsigned long long> prev_end(1024, 0);  // [smid]
+    unsigned long long prev_t0 = ~0ull;
+    for (int b = 0; b < ctas; ++b) {
+      const int s = sm[l - 1][b] & 1023;
+      prev_end[s] = std::max(prev_end[s], tl[l - 1][b][5]);
+      prev_t0 = std::min(prev_t0, tl[l - 1][b][0]);
+    }
+    unsigned long long t0 = ~0ull, last_entry = 0, last_end = 0;
+    int early = 0;
+    for (int b = 0; b < ctas; ++b) {
+      t0 = std::min(t0, tl[l][b][0]);
+      last_entry = std::max(last_entry, tl[l][b][0]);
+      last_end = std::max(last_end, tl[l][b][5]);
+      if (tl[l][b][0] < prev_end[sm[l][b] & 1023]) ++early;
+    }
+    calls.push_back({l, (double(t0) - double(prev_t0)) / 1000.0,
+                     (double(last_end) - double(t0)) / 1000.0,
+                     (double(last_entry) - double(t0)) / 1000.0, early});
+  }
+  std::vector<double> periods;
+  for (const Call& c : calls) periods.push_back(c.period);
+  std::sort(periods.begin(), periods.end());
+  std::printf("  period over launches 8-47: p10 %6.2f  p50 %6.2f  p90 %6.2f  max %6.2f us\n",
+              periods[periods.size() / 10], periods[periods.size() / 2],
+              periods[periods.size() * 9 / 10], periods.back());
+  std::sort(calls.begin(), calls.end(),
+            [](const Call& a, const Call& b) { return a.period > b.period; });
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (i >= 5 && i + 3 < calls.size()) continue;  // the 5 slowest and the 3 fastest
+    const Call& c = calls[i];
+    std::printf("    launch %2d: period %6.2f us, first entry to last end %6.2f us, entries "
+                "spread over %5.2f us, %3d of %d CTAs entered beside the previous call\n",
+                c.launch, c.period, c.duration, c.entry_spread, c.early, ctas);
+  }
   return 0;
 }
