@@ -413,7 +413,7 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
   if (!dev.wgmma) GTEST_SKIP() << "the warpgroup kernel needs sm_90a code on an sm_90 GPU";
-  int tall_shapes = 0;  // shapes planned on the 256-row tile
+  int tall_shapes = 0, tiny_shapes = 0;  // shapes planned on the 256- and 32-row tiles
   for (auto [m, n, k, g] :
        {std::tuple{128, 256, 128, 128}, std::tuple{200, 512, 1024, -1},
         std::tuple{1000, 768, 2048, 128}, std::tuple{256, 4096, 4096, 128},
@@ -423,7 +423,9 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
         std::tuple{520, 3072, 2048, -1}, std::tuple{256, 8192, 1024, -1},
         std::tuple{1000, 4352, 1024, 128}, std::tuple{24, 16384, 2048, 128},
         std::tuple{17, 28672, 1024, -1}}) {
-    if (16 * marlin::detail::wgmma_m_blocks(m, n, k) == 256) ++tall_shapes;
+    const int m_blocks = marlin::detail::wgmma_m_blocks(m, n, k);
+    tall_shapes += m_blocks == marlin::kWgmmaMBlocksTall;
+    tiny_shapes += m_blocks == marlin::kWgmmaMBlocksTiny;
     GemmProblem p;
     ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 49));
     const marlin::GemmArgs args = p.args();
@@ -431,7 +433,7 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
     marlin::detail::Plan plan;
     ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(args, dev, plan), Status::kSuccess);
     ASSERT_TRUE(plan.wgmma) << "the plan should take the wgmma kernel";
-    ASSERT_EQ(plan.m_blocks, marlin::detail::wgmma_m_blocks(m, n, k));
+    ASSERT_EQ(plan.m_blocks, m_blocks);
     const bool narrow = marlin::detail::use_narrow_wgmma_tile(m, n, k);
     ASSERT_EQ(plan.tile.tile_n(), narrow ? marlin::kWgmmaNarrowTile.tile_n() : marlin::kWgmmaTileN);
     std::vector<float> ref;
@@ -461,7 +463,9 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
       MARLIN_EXPECT_CLOSE(p, c_of(p), ref);
     }
   }
+  // With the build's default rules the list covers both new tiles (not vacuously).
   if (marlin::detail::kWgmmaTallMinRows == 129) EXPECT_EQ(tall_shapes, 4);
+  if (marlin::detail::kWgmmaTinyMinN == 16384) EXPECT_EQ(tiny_shapes, 2);
 }
 
 // ---- concurrency ----------------------------------------------------------------------------

@@ -104,7 +104,7 @@ constexpr int wgmma_m_blocks(int m, int n, int k) {
     return kWgmmaMBlocksTiny;
   }
   const int min_rows = n >= kWgmmaWideN ? kWgmmaWideMinRows : kWgmmaMinRows;
-  if (m < min_rows || static_cast<long long>(k) * n <= kWgmmaSmallLayer) return 0;
+  if (m < min_rows || weights <= kWgmmaSmallLayer) return 0;
   return m <= 16 * kWgmmaMBlocksSmall ? kWgmmaMBlocksSmall : kWgmmaMBlocks;
 }
 
