@@ -196,14 +196,14 @@ TEST(TileConfigs, PipelineDepthAndTilesPerBarrier) {
   static_assert(stages_for(kTileConfigs[0], 8, true) == marlin::kWgmmaStages);
   static_assert(stages_for(kTileConfigs[1], marlin::kWgmmaMBlocksTiny, true) ==
                 marlin::kWgmmaTinyStages);
-  if constexpr (marlin::kTilesPerSync == 2) {
+  if (marlin::kTilesPerSync == 2) {  // not static: A/B builds change it
     // Six stages where they fit the portable 99 KB: every 32-row tile; 4 where they do not
     // (the 48- and 64-row 128 x 128 tiles).
-    static_assert(stages_for(kTileConfigs[0], 2, false) == marlin::kPairedStages);
-    static_assert(stages_for(kTileConfigs[1], 2, false) == marlin::kPairedStages);
-    static_assert(stages_for(kTileConfigs[2], 2, false) == marlin::kPairedStages);
-    static_assert(stages_for(kTileConfigs[0], 3, false) == marlin::kStages);
-    static_assert(stages_for(kTileConfigs[0], 4, false) == marlin::kStages);
+    EXPECT_EQ(stages_for(kTileConfigs[0], 2, false), marlin::kPairedStages);
+    EXPECT_EQ(stages_for(kTileConfigs[1], 2, false), marlin::kPairedStages);
+    EXPECT_EQ(stages_for(kTileConfigs[2], 2, false), marlin::kPairedStages);
+    EXPECT_EQ(stages_for(kTileConfigs[0], 3, false), marlin::kStages);
+    EXPECT_EQ(stages_for(kTileConfigs[0], 4, false), marlin::kStages);
   }
   for (int i = 0; i < marlin::kNumTileConfigs; ++i) {
     for (int m_blocks = 1; m_blocks <= marlin::kMaxMBlocks; ++m_blocks) {
@@ -260,11 +260,11 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
   static_assert(wgmma_m_blocks(128, 57344, 8192) == kWgmmaMBlocks);
   static_assert(wgmma_m_blocks(256, 4096, 4096) == kWgmmaMBlocks);  // 32 slices
   static_assert(wgmma_m_blocks(4096, 256, 128) == kWgmmaMBlocks);   // 32 slices
-  if constexpr (kWgmmaTallMinRows == 129) {
-    static_assert(wgmma_m_blocks(129, 6144, 4096) == kWgmmaMBlocksTall);  // 48 slices
-    static_assert(wgmma_m_blocks(257, 4096, 4096) == kWgmmaMBlocksTall);  // 64 slices
-    static_assert(wgmma_m_blocks(4096, 57344, 8192) == kWgmmaMBlocksTall);
-    static_assert(wgmma_m_blocks(4352, 256, 128) == kWgmmaMBlocksTall);   // 34 slices
+  if (kWgmmaTallMinRows == 129) {  // not static: A/B builds change it
+    EXPECT_EQ(wgmma_m_blocks(129, 6144, 4096), kWgmmaMBlocksTall);  // 48 slices
+    EXPECT_EQ(wgmma_m_blocks(257, 4096, 4096), kWgmmaMBlocksTall);  // 64 slices
+    EXPECT_EQ(wgmma_m_blocks(4096, 57344, 8192), kWgmmaMBlocksTall);
+    EXPECT_EQ(wgmma_m_blocks(4352, 256, 128), kWgmmaMBlocksTall);   // 34 slices
   }
   static_assert(wgmma_m_blocks(512, 192, 4096) == 0);  // N not a multiple of 256
   // Below 128 rows, only on layers larger than 4096 x 4096: the 64-row tile up to 64 rows,
@@ -279,12 +279,13 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
   static_assert(wgmma_m_blocks(33, 16384, 4096) == 4 && wgmma_m_blocks(48, 8192, 28672) == 0);
   // 17-32 rows on layers of at least kWgmmaTinyMinN (the build's default: 16384) columns,
   // larger than 4096 x 4096 and at most 16384 x 16384: the 32-row tile.
-  if constexpr (marlin::detail::kWgmmaTinyMinN == 16384) {
-    static_assert(wgmma_m_blocks(32, 28672, 4096) == marlin::kWgmmaMBlocksTiny);
-    static_assert(wgmma_m_blocks(17, 16384, 16384) == marlin::kWgmmaMBlocksTiny);
-    static_assert(wgmma_m_blocks(16, 28672, 4096) == 0 && wgmma_m_blocks(32, 8192, 8192) == 0);
-    static_assert(wgmma_m_blocks(24, 16384, 1024) == 0);  // 16384 x 1024 = 4096 x 4096
-    static_assert(wgmma_m_blocks(32, 57344, 8192) == 0);  // more than 16384 x 16384
+  if (marlin::detail::kWgmmaTinyMinN == 16384) {  // not static: A/B builds change it
+    EXPECT_EQ(wgmma_m_blocks(32, 28672, 4096), marlin::kWgmmaMBlocksTiny);
+    EXPECT_EQ(wgmma_m_blocks(17, 16384, 16384), marlin::kWgmmaMBlocksTiny);
+    EXPECT_EQ(wgmma_m_blocks(16, 28672, 4096), 0);
+    EXPECT_EQ(wgmma_m_blocks(32, 8192, 8192), 0);
+    EXPECT_EQ(wgmma_m_blocks(24, 16384, 1024), 0);  // 16384 x 1024 = 4096 x 4096
+    EXPECT_EQ(wgmma_m_blocks(32, 57344, 8192), 0);  // more than 16384 x 16384
   }
   for (int m = 1; m <= 300; ++m) {
     for (auto [n, k] : {std::pair{4096, 4096}, std::pair{6144, 4096}, std::pair{192, 8192},
@@ -338,9 +339,9 @@ TEST(Heuristics, NarrowWarpgroupTileWhereWideTilesAreFew) {
   static_assert(!use_narrow_wgmma_tile(64, 4096, 8192));    // the 64-row tile stays wide
   static_assert(!use_narrow_wgmma_tile(100, 4096, 4096));   // the mma.sync kernel runs
   // The 256-row tile is always narrow.
-  if constexpr (kWgmmaTallMinRows == 129) {
-    static_assert(use_narrow_wgmma_tile(256, 8192, 8192) &&
-                  use_narrow_wgmma_tile(4096, 57344, 8192));
+  if (kWgmmaTallMinRows == 129) {  // not static: A/B builds change it
+    EXPECT_TRUE(use_narrow_wgmma_tile(256, 8192, 8192));
+    EXPECT_TRUE(use_narrow_wgmma_tile(4096, 57344, 8192));
   }
   for (int m = 1; m <= 2048; m += 7) {
     for (auto [n, k] : {std::pair{4096, 4096}, std::pair{6144, 4096}, std::pair{768, 2048}}) {
