@@ -10,7 +10,8 @@
 # 8 stages), its 64-row tile (50 4096 8192), its
 # 128-row tile 256 columns wide (120 16384 1024: 8 rows of padding) and 128 wide
 # (100 8192 8192, 130 512 512, 600 1024 1024, 200 768 2048), its 256-row tile (600 4096 1024:
-# 88 rows in the last tile), and its hybrid partition (whole slices, then split ones:
+# 88 rows in the last tile; one whole slice per CTA, so the warp-specialized kernel with
+# tensor copies), and its hybrid partition (whole slices, then split ones:
 # 1024 4352 512 on a 132-SM GPU).
 set -euo pipefail
 bin=${1:?usage: sanitize.sh <gemm_once> [tool ...]}

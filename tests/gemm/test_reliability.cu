@@ -434,6 +434,12 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
     ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(args, dev, plan), Status::kSuccess);
     ASSERT_TRUE(plan.wgmma) << "the plan should take the wgmma kernel";
     ASSERT_EQ(plan.m_blocks, m_blocks);
+    // Built with -DMARLIN_WGMMA_WS=1 (and a driver that encodes tensor maps), the 256-row tile
+    // has its warp-specialized variant, which runs under the whole-slice partitions below
+    // (max_ctas = slices; one_slice_per_cta).
+    if (marlin::detail::kWgmmaWs && marlin::detail::tensor_map_encoder() != nullptr) {
+      EXPECT_EQ(plan.ws_kernel != nullptr, m_blocks == marlin::kWgmmaMBlocksTall);
+    }
     const bool narrow = marlin::detail::use_narrow_wgmma_tile(m, n, k);
     ASSERT_EQ(plan.tile.tile_n(), narrow ? marlin::kWgmmaNarrowTile.tile_n() : marlin::kWgmmaTileN);
     std::vector<float> ref;

@@ -559,6 +559,34 @@ TEST(Partition, CoversEveryTileOnceWithUniqueSlots) {
   }
 }
 
+// one_slice_per_cta (where the warp-specialized kernel may run) holds exactly for the striped
+// partitions in which every CTA's run is one whole slice, never for a cluster split.
+TEST(Partition, OneSlicePerCtaExactlyWhereEveryRunIsOneWholeSlice) {
+  int whole_cases = 0;
+  for (int k_tiles : {1, 3, 32, 112}) {
+    for (int n_tiles : {1, 7, 64}) {
+      for (int m_groups : {1, 3}) {
+        for (int max_ctas : {1, 5, 21, 132, 192, 264}) {
+          const auto p = marlin::detail::make_partition(k_tiles, n_tiles, m_groups, max_ctas);
+          bool whole = true;
+          for (int cta = 0; cta < p.grid; ++cta) {
+            int begin = 0, end = 0;
+            marlin::detail::cta_run(p, cta, begin, end);
+            whole = whole && begin == cta * k_tiles && end == begin + k_tiles;
+          }
+          whole = whole && p.grid == p.slices;
+          EXPECT_EQ(marlin::detail::one_slice_per_cta(p), whole)
+              << k_tiles << " x " << n_tiles << " x " << m_groups << ", " << max_ctas;
+          whole_cases += whole;
+        }
+        EXPECT_FALSE(marlin::detail::one_slice_per_cta(
+            marlin::detail::make_split_partition(k_tiles, n_tiles, m_groups, 1)));
+      }
+    }
+  }
+  EXPECT_GT(whole_cases, 10);  // both answers occur
+}
+
 TEST(Partition, SmallProblemsUseOneCtaPerTile) {
   const auto p = marlin::detail::make_partition(2, 2, 1, 132);
   EXPECT_EQ(p.grid, 4);

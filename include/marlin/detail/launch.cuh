@@ -3,6 +3,8 @@
 // kernels; automatic configuration instantiates the whole table and the warpgroup kernels.
 #pragma once
 
+#include <cuda.h>
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "../kernel/gemm_kernel.cuh"
+#include "../kernel/gemm_kernel_ws.cuh"
 #include "../status.hpp"
 #include "../types.hpp"
 #include "heuristics.hpp"
@@ -58,6 +61,14 @@ inline constexpr bool kWgmmaPath = MARLIN_WGMMA != 0;
 #define MARLIN_WGMMA_PLAN 0
 #endif
 inline constexpr int kWgmmaPlan = MARLIN_WGMMA_PLAN;
+
+/// Whether the 256-row warpgroup tile runs its warp-specialized variant (kernel::gemm_kernel_ws:
+/// tensor copies, no CTA barrier per stage) where every CTA takes one whole slice. Build with
+/// -DMARLIN_WGMMA_WS=0 only to measure without it (bench/NOTES.md, change 20).
+#ifndef MARLIN_WGMMA_WS
+#define MARLIN_WGMMA_WS 1
+#endif
+inline constexpr bool kWgmmaWs = MARLIN_WGMMA_WS != 0;
 
 /// Whether sm_90 launches use programmatic dependent launch (the kernel's setup and first
 /// weight prefetches overlap the tail of the previous kernel on the stream). Build with
@@ -145,7 +156,7 @@ inline Status read_device(int device, DeviceInfo& info) {
   return Status::kSuccess;
 }
 
-/// Launch configuration of `grid` CTAs of kThreads threads with `smem` bytes of dynamic shared
+/// Launch configuration of `grid` CTAs of `threads` threads with `smem` bytes of dynamic shared
 /// memory on `stream`: in clusters of `cluster` CTAs along x when `cluster` > 0, and with
 /// programmatic stream serialization (programmatic dependent launch) when `pdl` is set. Not
 /// copyable: `config` points at `attrs`.
@@ -153,9 +164,10 @@ struct LaunchConfig {
   cudaLaunchConfig_t config{};
   cudaLaunchAttribute attrs[2]{};
 
-  LaunchConfig(int grid, int cluster, bool pdl, int smem, cudaStream_t stream) {
+  LaunchConfig(int grid, int cluster, bool pdl, int smem, cudaStream_t stream,
+               int threads = kThreads) {
     config.gridDim = dim3(static_cast<unsigned>(grid), 1, 1);
-    config.blockDim = dim3(kThreads, 1, 1);
+    config.blockDim = dim3(static_cast<unsigned>(threads), 1, 1);
     config.dynamicSmemBytes = static_cast<std::size_t>(smem);
     config.stream = stream;
     config.attrs = attrs;
@@ -204,11 +216,12 @@ class PlanCache {
     return Status::kSuccess;
   }
 
-  /// CTAs of `kernel` that fit one SM of `dev` with `smem` bytes of dynamic shared memory
-  /// (raising the kernel's limit to `smem` first), computed on first use; 0 when `smem` and
-  /// the kernel's static shared memory exceed what one block may opt into.
+  /// CTAs of `kernel` (`threads` per CTA) that fit one SM of `dev` with `smem` bytes of dynamic
+  /// shared memory (raising the kernel's limit to `smem` first), computed on first use; 0 when
+  /// `smem` and the kernel's static shared memory exceed what one block may opt into.
   template <class Kernel>
-  Status ctas_per_sm(const DeviceInfo& dev, Kernel kernel, int smem, int& ctas) {
+  Status ctas_per_sm(const DeviceInfo& dev, Kernel kernel, int smem, int& ctas,
+                     int threads = kThreads) {
     return cached(ctas_, dev.device, reinterpret_cast<const void*>(kernel), smem, ctas, [&] {
       cudaFuncAttributes attrs{};
       cudaError_t err = cudaFuncGetAttributes(&attrs, kernel);
@@ -217,7 +230,7 @@ class PlanCache {
           smem + static_cast<int>(attrs.sharedSizeBytes) <= dev.smem_optin) {
         err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         if (err == cudaSuccess) {
-          err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, kThreads, smem);
+          err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, kernel, threads, smem);
         }
       }
       return err;
@@ -299,6 +312,8 @@ inline Status query_device(DeviceInfo& info) {
 }
 
 using KernelFn = void (*)(kernel::Params);
+/// The warp-specialized kernel's entry: its parameters carry tensor maps.
+using WsKernelFn = void (*)(kernel::WsParams);
 
 template <int kConfig, int kMBlocks, bool kGrouped>
 constexpr KernelFn kernel_for() {
@@ -381,6 +396,9 @@ struct Plan {
   bool wgmma = false;  ///< the sm_90a warpgroup kernel
   int smem = 0;    ///< dynamic shared memory per CTA, bytes
   KernelFn kernel = nullptr;
+  /// The warp-specialized variant of `kernel` (kernel::kWsThreads threads), or null; run_plan
+  /// launches it where the partition gives every CTA one whole slice (one_slice_per_cta).
+  WsKernelFn ws_kernel = nullptr;
   Partition part;
   std::size_t counters_bytes = 0;   ///< offset of the partial slots in the workspace
   std::size_t workspace_bytes = 0;  ///< 0 when no slice is shared between CTAs
@@ -425,6 +443,62 @@ inline void set_split(const GemmArgs& args, int split, Plan& plan, int whole = 0
   plan.workspace_bytes = 0;
 }
 
+/// The driver's cuTensorMapEncodeTiled, looked up once through the runtime (so that nothing
+/// links libcuda); null where the driver does not provide it.
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+    const cudaError_t err = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
+                                                             cudaEnableDefault, &found);
+#else
+    const cudaError_t err =
+        cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &fn, cudaEnableDefault, &found);
+#endif
+    if (err != cudaSuccess || found != cudaDriverEntryPointSuccess) {
+      (void)cudaGetLastError();
+      fn = nullptr;
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return encode;
+}
+
+/// Fills the tensor maps of kernel::WsParams (see there) for `args`. Addresses and strides are
+/// 16-byte aligned (check_args: k % 128 == 0, n % 64 == 0, aligned pointers).
+inline Status encode_ws_tensor_maps(const GemmArgs& args, kernel::WsParams& ws) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+  if (encode == nullptr) return Status::kErrorCudaError;
+  const auto u64 = [](int v) { return static_cast<cuuint64_t>(v); };
+  const cuuint32_t unit[3] = {1, 1, 1};
+  const cuuint64_t a_dims[3] = {64, u64(args.m), u64(args.k / 64)};
+  const cuuint64_t a_strides[2] = {u64(args.k) * sizeof(__half), 64 * sizeof(__half)};
+  const cuuint32_t a_box[3] = {64, 16 * kWgmmaMBlocksTall, 1};
+  const cuuint64_t b_dims[2] = {u64(args.n), u64(args.k / 16)};
+  const cuuint64_t b_strides[1] = {u64(args.n) * sizeof(cuuint64_t)};
+  const cuuint32_t b_box[2] = {static_cast<cuuint32_t>(kWgmmaNarrowTile.tile_n()),
+                               static_cast<cuuint32_t>(kWgmmaTileK / 16)};
+  const cuuint64_t s_dims[2] = {u64(args.n), u64(args.k / kGroupSize)};
+  const cuuint64_t s_strides[1] = {u64(args.n) * sizeof(__half)};
+  const cuuint32_t s_box[2] = {static_cast<cuuint32_t>(kWgmmaNarrowTile.tile_n()), 1};
+  bool ok =
+      encode(&ws.tensor_a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<void*>(args.a), a_dims,
+             a_strides, a_box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) ==
+          CUDA_SUCCESS &&
+      encode(&ws.tensor_b, CU_TENSOR_MAP_DATA_TYPE_UINT64, 2, const_cast<void*>(args.b), b_dims,
+             b_strides, b_box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  if (ok && args.group_size != -1) {
+    ok = encode(&ws.tensor_s, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<void*>(args.scales),
+                s_dims, s_strides, s_box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  }
+  return ok ? Status::kSuccess : Status::kErrorCudaError;
+}
+
 /// Plans a valid, non-empty problem (check_args passed, m > 0) on device `dev`.
 template <class Config>
 Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
@@ -447,6 +521,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     if (!wgmma && dev.cluster) plan.smem += exchange_bytes(plan.tile, m_blocks);
     if (plan.smem > dev.smem_optin) return Status::kErrorInsufficientSharedMemory;
     plan.kernel = select_kernel<Config>(config, m_blocks, grouped, wgmma, narrow);
+    plan.ws_kernel = nullptr;
     return cache.ctas_per_sm(dev, plan.kernel, plan.smem, fit_per_sm);
   };
   // Where sm_90a code runs (AutoTile only) and wgmma_m_blocks allows it: the warpgroup kernel,
@@ -504,6 +579,20 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
       // Whole slices are striped runs of one slice each (within the grid limit).
       set_partition(args, wp.split == 1 && slices <= kMaxGrid ? slices : capacity, plan);
     }
+    // The 256-row tile's warp-specialized variant, if built in and the driver encodes tensor
+    // maps (run where one_slice_per_cta).
+    if constexpr (kWgmmaWs) {
+      if (plan.m_blocks == kWgmmaMBlocksTall && tensor_map_encoder() != nullptr) {
+        const WsKernelFn ws =
+            grouped ? &kernel::gemm_kernel_ws<true> : &kernel::gemm_kernel_ws<false>;
+        int ws_fit = 0;
+        if (const Status st = cache.ctas_per_sm(dev, ws, plan.smem, ws_fit, kernel::kWsThreads);
+            st != Status::kSuccess) {
+          return st;
+        }
+        if (ws_fit >= 1) plan.ws_kernel = ws;
+      }
+    }
     return Status::kSuccess;
   }
 
@@ -553,6 +642,19 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
     params.counters = static_cast<int*>(workspace);
     params.partials =
         reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.counters_bytes);
+  }
+  // One whole slice per CTA on the 256-row tile: the warp-specialized kernel, if planned.
+  if (plan.ws_kernel != nullptr && one_slice_per_cta(plan.part)) {
+    kernel::WsParams ws{};
+    ws.params = params;
+    if (const Status st = encode_ws_tensor_maps(args, ws); st != Status::kSuccess) return st;
+    const LaunchConfig launch(plan.part.grid, 0, plan.pdl, plan.smem, stream, kernel::kWsThreads);
+    if (const cudaError_t err = cudaLaunchKernelEx(&launch.config, plan.ws_kernel, ws);
+        err != cudaSuccess) {
+      (void)cudaGetLastError();
+      return status_from(err);
+    }
+    return Status::kSuccess;
   }
   if (plan.part.split > 0 || plan.pdl) {
     const LaunchConfig launch(plan.part.grid, plan.part.split, plan.pdl, plan.smem, stream);

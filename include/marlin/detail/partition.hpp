@@ -78,6 +78,12 @@ constexpr Partition make_split_partition(int k_tiles, int n_tiles, int m_groups,
   return p;
 }
 
+/// Whether every CTA of `p` works on exactly one whole slice (striped runs of k_tiles tiles),
+/// the only partition the warp-specialized kernel handles.
+MARLIN_HOST_DEVICE constexpr bool one_slice_per_cta(const Partition& p) {
+  return p.split == 0 && p.iters == p.k_tiles;
+}
+
 /// The tiles [begin, end) of the whole index space that CTA `cta` works on: its striped
 /// run, or in a cluster split its rank's share of its slice.
 MARLIN_HOST_DEVICE constexpr void cta_run(const Partition& p, int cta, int& begin, int& end) {

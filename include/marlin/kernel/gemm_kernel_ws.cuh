@@ -1,0 +1,206 @@
+// Warp-specialized variant of the warpgroup kernel's 256-row tile (bench/NOTES.md, change 20).
+// Three warpgroups: in warpgroup 0 one thread fills the stages with tensor copies (the TMA: the
+// A tile, the B tile and the scale row, whose bytes complete on a `full` mbarrier per stage);
+// warpgroups 1 and 2 only dequantize and issue wgmmas, and release a stage on its `empty`
+// mbarrier once their wgmmas of it are done. No CTA barrier in the main loop, and the copies run
+// up to kDepth tiles ahead. For whole-slice partitions only (one slice's whole K run per CTA),
+// so the reduction tile, which reuses the pipeline's memory, is written only after the last copy
+// has been consumed.
+#pragma once
+
+#include <cuda.h>  // CUtensorMap
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "../ptx/sync.cuh"
+#include "gemm_kernel.cuh"
+
+namespace marlin::kernel {
+
+/// Threads per CTA of gemm_kernel_ws: a copy warpgroup and two computing warpgroups.
+inline constexpr int kWsThreads = 384;
+/// Registers per thread of the copy warpgroup and of the computing warpgroups after setmaxnreg
+/// (40 * 128 + 232 * 256 = 64,512, the 168 per thread that __launch_bounds__(384, 1) gives).
+inline constexpr int kWsCopyRegs = 40;
+inline constexpr int kWsComputeRegs = 232;
+
+/// Parameters of gemm_kernel_ws: the GEMM's, and the tensor maps of its copies (filled on the
+/// host per call, detail::encode_ws_tensor_maps): A, fp16 [m][k] seen as [k / 64][m][64], in
+/// boxes of 256 rows x 64 columns with the 128-byte swizzle that the wgmma descriptors expect
+/// (rows past M come back as zeros); B, 8-byte words [k / 16][n], in boxes of 4 k16 rows x 128
+/// words; grouped scales, fp16 [k / 128][n], in boxes of one row x 128.
+struct WsParams {
+  Params params;
+  CUtensorMap tensor_a;
+  CUtensorMap tensor_b;
+  CUtensorMap tensor_s;  ///< unused (zero) with per-channel scales
+};
+
+/// The 256-row warpgroup tile (kWgmmaMBlocksTall x kWgmmaNarrowTile), warp-specialized. Launch
+/// with kWsThreads threads, the same shared memory as gemm_kernel's 256-row instance and a
+/// whole-slice partition (detail::one_slice_per_cta).
+template <bool kGrouped>
+__global__ void __launch_bounds__(kWsThreads, 1)
+    gemm_kernel_ws(const __grid_constant__ WsParams ws) {
+#if defined(MARLIN_SM90A_ENABLED)
+  const Params& params = ws.params;
+  using G = Geometry<kWgmmaMBlocksTall, kWgmmaNarrowTile.n_blocks, kWgmmaTileK / 16, kGrouped,
+                     true>;
+  constexpr int kDepth = G::kDepth;
+  constexpr int kCopyThreads = 128;
+  constexpr int kComputeThreads = kWsThreads - kCopyThreads;
+  // Bytes that complete one stage: the A tile (rows past M included: zeros), B, the scale row.
+  constexpr uint32_t kStageBytes =
+      16 * (G::kAStage + G::kBStage + (kGrouped ? G::kSStage : 0));
+  static_assert(G::kWgStrips == 1 && G::kTileK == 64 && G::kAVecsPerRow == 8,
+                "one 64-column strip per warpgroup, four k16 rows and 128-byte A rows per stage");
+  extern __shared__ int4 smem_raw[];
+  __shared__ uint64_t full_bar[kDepth];   // the stage's copies have landed (bytes)
+  __shared__ uint64_t empty_bar[kDepth];  // the stage's wgmmas are done (256 arrivals)
+  int4* const smem =
+      smem_raw + ((kSmemAlign - (__cvta_generic_to_shared(smem_raw) & (kSmemAlign - 1))) &
+                  (kSmemAlign - 1)) / sizeof(int4);
+  int4* const sh_a = smem;                        // [kDepth][G::kAStage]
+  int4* const sh_b = sh_a + kDepth * G::kAStage;  // [kDepth][G::kBStage]
+  int4* const sh_s = sh_b + kDepth * G::kBStage;  // [kDepth][G::kSStage]
+  float* const sh_red = reinterpret_cast<float*>(smem);  // [kTileM][kRedStride], at the end
+
+  const int tid = static_cast<int>(threadIdx.x);
+  // The role, read from lane 0 so that ptxas sees it warp-uniform.
+  const int role = __shfl_sync(0xffffffffu, tid / 128, 0);  // 0 copies, 1 and 2 compute
+  const detail::Partition& part = params.part;
+  int run_begin = 0, run_end = 0;
+  detail::cta_run(part, static_cast<int>(blockIdx.x), run_begin, run_end);
+  const int slice = run_begin / part.k_tiles;
+  const int n_k = part.k_tiles;
+  const int n_tile = slice / part.m_groups;
+  const int row0 = (slice % part.m_groups) * G::kTileM;
+  const int rows = min(G::kTileM, params.m - row0);
+
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < kDepth; ++s) {
+      ptx::mbarrier_init(&full_bar[s], 1);
+      ptx::mbarrier_init(&empty_bar[s], kComputeThreads);
+    }
+    ptx::fence_mbarrier_init();
+    ptx::prefetch_tensor_map(&ws.tensor_a);
+    ptx::prefetch_tensor_map(&ws.tensor_b);
+    if constexpr (kGrouped) ptx::prefetch_tensor_map(&ws.tensor_s);
+  }
+  __syncthreads();
+  ptx::launch_dependents();
+  ptx::grid_dependency_wait();  // before A, the scales or C are touched
+
+  if (role == 0) {
+    ptx::setmaxnreg_dec<kWsCopyRegs>();
+    if (tid == 0) {
+      for (int t = 0; t < n_k; ++t) {
+        const int s = t % kDepth;
+        // The stage's previous tile (t - kDepth) must be released by both computing warpgroups.
+        if (t >= kDepth) ptx::mbarrier_wait_parity(&empty_bar[s], (t / kDepth - 1) & 1);
+        ptx::mbarrier_arrive_expect_tx(&full_bar[s], kStageBytes);
+        ptx::tensor_copy_3d(sh_a + s * G::kAStage, &ws.tensor_a, 0, row0, t, &full_bar[s]);
+        ptx::tensor_copy_2d(sh_b + s * G::kBStage, &ws.tensor_b, n_tile * G::kTileN,
+                            t * (G::kTileK / 16), &full_bar[s]);
+        if constexpr (kGrouped) {
+          ptx::tensor_copy_2d(sh_s + s * G::kSStage, &ws.tensor_s, n_tile * G::kTileN,
+                              t * G::kTileK / kGroupSize, &full_bar[s]);
+        }
+      }
+    }
+    return;
+  }
+
+  ptx::setmaxnreg_inc<kWsComputeRegs>();
+  const int cwg = role - 1;  // computing warpgroup: 64-column strip cwg of the tile
+  const int warp = tid / 32;
+  const int wq = warp % 4;
+  const int lane = tid % 32;
+  // D fragment of m64n256: [8-column chunk][4]. Not zeroed: the first wgmma ignores it
+  // (scale-d 0). Zeroing it here made ptxas serialize every wgmma of the grouped instance
+  // (C7515: non-wgmma instructions defining accumulator registers).
+  float acc[G::kTileM / 2];
+  uint32_t frags[2][2][4];  // [half][k16 row of the half][register]
+  for (int t0 = 0; t0 < n_k; t0 += kDepth) {
+    const uint32_t parity = (t0 / kDepth) & 1;
+#pragma unroll
+    for (int s = 0; s < kDepth; ++s) {
+      const int t = t0 + s;
+      if (t < n_k) {
+        // The tensor copies wrote the stage through the async proxy, as wgmma reads it: the
+        // completed phase makes it visible to both wgmma and the loads of B below.
+        ptx::mbarrier_wait_parity(&full_bar[s], parity);
+        const int4* const b_tile = sh_b + s * G::kBStage;
+        const char* const a_tile = reinterpret_cast<const char*>(sh_a + s * G::kAStage);
+        [[maybe_unused]] __half2 scale;
+        if constexpr (kGrouped) {
+          scale = reinterpret_cast<const __half2*>(sh_s + s * G::kSStage + cwg * 8 + lane / 4)[wq];
+        }
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            const int kr = 2 * half + i;
+            const uint32_t word = reinterpret_cast<const uint32_t*>(
+                b_tile + kr * G::kBVecsPerRow + cwg * 32 + lane)[wq];
+            FragB f[2];
+            dequant_u4b8(word, f);
+            if constexpr (kGrouped) {
+              scale_frag(f[0], __low2half(scale));
+              scale_frag(f[1], __high2half(scale));
+            }
+            frags[half][i][0] = f[0].reg[0];
+            frags[half][i][1] = f[1].reg[0];
+            frags[half][i][2] = f[0].reg[1];
+            frags[half][i][3] = f[1].reg[1];
+          }
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            const uint64_t desc = ptx::sw128_k_major_desc(a_tile + 32 * (2 * half + i));
+            ptx::wgmma_m64k16_f32_f16_rs<G::kTileM>(acc, frags[half][i], desc,
+                                                    t > 0 || half > 0 || i > 0);
+          }
+          ptx::wgmma_commit_group();
+          ptx::wgmma_wait_group<1>();  // every group but this half's is done
+          detail_kernel::keep_live_all(frags[1 - half]);
+          // After the first half of tile t, tile t - 1's wgmmas are done: release its stage.
+          if (half == 0 && t > 0) ptx::mbarrier_arrive(&empty_bar[(s + kDepth - 1) % kDepth]);
+        }
+      }
+    }
+  }
+  ptx::wgmma_wait_group<0>();
+  detail_kernel::keep_live_all(frags);
+  detail_kernel::keep_live_all(acc);
+  // Both computing warpgroups are done with the pipeline's memory (every copy landed before
+  // its `full` wait), so it becomes the reduction tile.
+  ptx::named_barrier_sync(1, kComputeThreads);
+#pragma unroll
+  for (int i = 0; i < G::kTileM / 8; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int r = 8 * i + 2 * (lane % 4) + (e & 1);
+      const int col = cwg * 64 + wq * 16 + lane / 4 + 8 * (e >> 1);
+      sh_red[r * G::kRedStride + col] = acc[4 * i + e];
+    }
+  ptx::named_barrier_sync(1, kComputeThreads);
+  const int ctid = tid - kCopyThreads;
+  const int c_row_vecs = params.n / 8;
+  const int col0 = n_tile * G::kTileN;
+  const __half* const channel_scales = reinterpret_cast<const __half*>(params.scales);
+  for (int i = ctid; i < rows * G::kOutVecsPerRow; i += kComputeThreads) {
+    const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
+    const float4* src = reinterpret_cast<const float4*>(sh_red + r * G::kRedStride + 8 * v);
+    params.c[static_cast<size_t>(row0 + r) * c_row_vecs + n_tile * G::kOutVecsPerRow + v] =
+        detail_kernel::to_half8<kGrouped>(src[0], src[1], channel_scales, col0 + 8 * v);
+  }
+#else
+  (void)ws;
+  MARLIN_UNSUPPORTED_ARCH();
+#endif
+}
+
+}  // namespace marlin::kernel
