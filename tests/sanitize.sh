@@ -11,8 +11,8 @@
 # 128-row tile 256 columns wide (120 16384 1024: 8 rows of padding) and 128 wide
 # (100 8192 8192, 130 512 512, 600 1024 1024, 200 768 2048), its 256-row tile (600 4096 1024:
 # 88 rows in the last tile; one whole slice per CTA, so the warp-specialized kernel with
-# tensor copies), and its hybrid partition (whole slices, then split ones:
-# 1024 4352 512 on a 132-SM GPU).
+# tensor copies), the same kernel in a cluster split (256 8192 2048: 64 slices over clusters of
+# 2) and its hybrid partition (whole slices, then split ones: 1024 4352 512 on a 132-SM GPU).
 set -euo pipefail
 bin=${1:?usage: sanitize.sh <gemm_once> [tool ...]}
 shift
@@ -31,6 +31,7 @@ shapes=(
   "130 512 512 128"
   "600 1024 1024 128"
   "600 4096 1024 128"
+  "256 8192 2048 -1"
   "200 768 2048 -1"
   "120 16384 1024 128"
   "24 16384 2048 128"

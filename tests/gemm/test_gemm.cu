@@ -277,6 +277,30 @@ TEST(GemmWarpgroup, HybridPartitionMatchesReference) {
   }
 }
 
+// More whole slices than kMaxGrid (which bounds only the slice counters of partitions that
+// reduce through the workspace): 4100 slices of the 256-row tile (2 row groups of 2050
+// 128-column slices), one CTA each, no workspace.
+TEST(GemmWarpgroup, WholeSlicesBeyondTheGridLimitMatchReference) {
+  MARLIN_REQUIRE_GPU();
+  marlin::detail::DeviceInfo dev;
+  ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+  const Shape s{257, 262400, 128, 128};
+  marlin::GemmArgs shape;  // the plan reads only the shape
+  shape.m = s.m;
+  shape.n = s.n;
+  shape.k = s.k;
+  shape.group_size = s.g;
+  marlin::detail::Plan plan;
+  ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(shape, dev, plan), Status::kSuccess);
+  if (dev.wgmma && dev.sm_count == 132) {
+    EXPECT_EQ(plan.m_blocks, marlin::kWgmmaMBlocksTall);
+    EXPECT_EQ(plan.part.grid, plan.part.slices);
+    EXPECT_GT(plan.part.grid, marlin::detail::kMaxGrid);
+    EXPECT_EQ(plan.workspace_bytes, 0u);
+  }
+  run_and_check(s.m, s.n, s.k, s.g);
+}
+
 // Refused calls (each bad argument and workspace fault, C and workspace untouched) are in
 // test_reliability.cu.
 

@@ -434,9 +434,10 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
     ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(args, dev, plan), Status::kSuccess);
     ASSERT_TRUE(plan.wgmma) << "the plan should take the wgmma kernel";
     ASSERT_EQ(plan.m_blocks, m_blocks);
-    // Built with -DMARLIN_WGMMA_WS=1 (and a driver that encodes tensor maps), the 256-row tile
-    // has its warp-specialized variant, which runs under the whole-slice partitions below
-    // (max_ctas = slices; one_slice_per_cta).
+    // The 256-row tile has its warp-specialized variant (unless built with
+    // -DMARLIN_WGMMA_WS=0, or the driver encodes no tensor maps), which runs under the
+    // whole-slice partition (max_ctas = slices) and the cluster splits below
+    // (slice_local_runs), the plain kernel under the other striped partitions.
     if (marlin::detail::kWgmmaWs && marlin::detail::tensor_map_encoder() != nullptr) {
       EXPECT_EQ(plan.ws_kernel != nullptr, m_blocks == marlin::kWgmmaMBlocksTall);
     }

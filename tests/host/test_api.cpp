@@ -559,10 +559,10 @@ TEST(Partition, CoversEveryTileOnceWithUniqueSlots) {
   }
 }
 
-// one_slice_per_cta (where the warp-specialized kernel may run) holds exactly for the striped
-// partitions in which every CTA's run is one whole slice, never for a cluster split.
-TEST(Partition, OneSlicePerCtaExactlyWhereEveryRunIsOneWholeSlice) {
-  int whole_cases = 0;
+// slice_local_runs (where the warp-specialized kernel may run) holds for every cluster split
+// and, among striped partitions, exactly for those in which every CTA's run is one whole slice.
+TEST(Partition, SliceLocalRunsExactlyForWholeSlicesAndClusterSplits) {
+  int whole_cases = 0, other_cases = 0;
   for (int k_tiles : {1, 3, 32, 112}) {
     for (int n_tiles : {1, 7, 64}) {
       for (int m_groups : {1, 3}) {
@@ -575,16 +575,31 @@ TEST(Partition, OneSlicePerCtaExactlyWhereEveryRunIsOneWholeSlice) {
             whole = whole && begin == cta * k_tiles && end == begin + k_tiles;
           }
           whole = whole && p.grid == p.slices;
-          EXPECT_EQ(marlin::detail::one_slice_per_cta(p), whole)
+          EXPECT_EQ(marlin::detail::slice_local_runs(p), whole)
               << k_tiles << " x " << n_tiles << " x " << m_groups << ", " << max_ctas;
           whole_cases += whole;
+          other_cases += !whole;
         }
-        EXPECT_FALSE(marlin::detail::one_slice_per_cta(
-            marlin::detail::make_split_partition(k_tiles, n_tiles, m_groups, 1)));
+        for (int split = 1; split <= std::min(k_tiles, 4); ++split) {
+          EXPECT_TRUE(marlin::detail::slice_local_runs(
+              marlin::detail::make_split_partition(k_tiles, n_tiles, m_groups, split)));
+        }
       }
     }
   }
   EXPECT_GT(whole_cases, 10);  // both answers occur
+  EXPECT_GT(other_cases, 10);
+}
+
+// Whole slices beyond the grid limit (kMaxGrid bounds only the slice counters of partitions
+// that reduce through the workspace): one CTA per slice, no reduction.
+TEST(Partition, WholeSlicesMayExceedTheGridLimit) {
+  const int n_tiles = 448, m_groups = 16;  // 8192 x 57344, M = 4096, on the 256-row tile
+  const auto p = marlin::detail::make_partition(128, n_tiles, m_groups, n_tiles * m_groups);
+  EXPECT_GT(p.grid, marlin::detail::kMaxGrid);
+  EXPECT_EQ(p.grid, p.slices);
+  EXPECT_TRUE(marlin::detail::slice_local_runs(p));
+  EXPECT_FALSE(marlin::detail::needs_reduction(p));
 }
 
 TEST(Partition, SmallProblemsUseOneCtaPerTile) {

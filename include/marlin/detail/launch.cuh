@@ -397,7 +397,7 @@ struct Plan {
   int smem = 0;    ///< dynamic shared memory per CTA, bytes
   KernelFn kernel = nullptr;
   /// The warp-specialized variant of `kernel` (kernel::kWsThreads threads), or null; run_plan
-  /// launches it where the partition gives every CTA one whole slice (one_slice_per_cta).
+  /// launches it where every CTA's run lies in one slice (slice_local_runs).
   WsKernelFn ws_kernel = nullptr;
   Partition part;
   std::size_t counters_bytes = 0;   ///< offset of the partial slots in the workspace
@@ -429,6 +429,17 @@ inline void set_partition(const GemmArgs& args, int max_ctas, Plan& plan) {
     plan.workspace_bytes =
         plan.counters_bytes + static_cast<std::size_t>(num_partial_slots(plan.part)) * slot_bytes;
   }
+}
+
+/// Gives `plan` (config and m_blocks chosen) one CTA per whole slice, however many slices
+/// there are (kMaxGrid bounds only partitions that reduce through the workspace); no workspace.
+inline void set_whole_slices(const GemmArgs& args, Plan& plan) {
+  const TileConfig tile = plan.tile;
+  const int n_tiles = args.n / tile.tile_n();
+  const int m_groups = m_groups_for(args.m, plan.m_blocks);
+  plan.part = make_partition(args.k / tile.tile_k(), n_tiles, m_groups, n_tiles * m_groups);
+  plan.counters_bytes = 0;
+  plan.workspace_bytes = 0;
 }
 
 /// Gives `plan` (config and m_blocks chosen) the cluster-split partition with `split` CTAs
@@ -576,11 +587,15 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     if (wp.split >= 2) {
       set_split(args, wp.split, plan, wp.whole);
     } else {
-      // Whole slices are striped runs of one slice each (within the grid limit).
-      set_partition(args, wp.split == 1 && slices <= kMaxGrid ? slices : capacity, plan);
+      // Whole slices are striped runs of one slice each, in as many waves as needed.
+      if (wp.split == 1) {
+        set_whole_slices(args, plan);
+      } else {
+        set_partition(args, capacity, plan);
+      }
     }
     // The 256-row tile's warp-specialized variant, if built in and the driver encodes tensor
-    // maps (run where one_slice_per_cta).
+    // maps (run where slice_local_runs).
     if constexpr (kWgmmaWs) {
       if (plan.m_blocks == kWgmmaMBlocksTall && tensor_map_encoder() != nullptr) {
         const WsKernelFn ws =
@@ -643,12 +658,13 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
     params.partials =
         reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.counters_bytes);
   }
-  // One whole slice per CTA on the 256-row tile: the warp-specialized kernel, if planned.
-  if (plan.ws_kernel != nullptr && one_slice_per_cta(plan.part)) {
+  // Whole slices or cluster splits on the 256-row tile: the warp-specialized kernel, if planned.
+  if (plan.ws_kernel != nullptr && slice_local_runs(plan.part)) {
     kernel::WsParams ws{};
     ws.params = params;
     if (const Status st = encode_ws_tensor_maps(args, ws); st != Status::kSuccess) return st;
-    const LaunchConfig launch(plan.part.grid, 0, plan.pdl, plan.smem, stream, kernel::kWsThreads);
+    const LaunchConfig launch(plan.part.grid, plan.part.split, plan.pdl, plan.smem, stream,
+                              kernel::kWsThreads);
     if (const cudaError_t err = cudaLaunchKernelEx(&launch.config, plan.ws_kernel, ws);
         err != cudaSuccess) {
       (void)cudaGetLastError();

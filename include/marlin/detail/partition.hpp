@@ -78,10 +78,11 @@ constexpr Partition make_split_partition(int k_tiles, int n_tiles, int m_groups,
   return p;
 }
 
-/// Whether every CTA of `p` works on exactly one whole slice (striped runs of k_tiles tiles),
-/// the only partition the warp-specialized kernel handles.
-MARLIN_HOST_DEVICE constexpr bool one_slice_per_cta(const Partition& p) {
-  return p.split == 0 && p.iters == p.k_tiles;
+/// Whether every CTA's run of `p` lies in one slice and needs no workspace: one whole slice per
+/// CTA (striped runs of k_tiles tiles), or a cluster split (with or without whole slices first).
+/// The only partitions the warp-specialized kernel handles.
+MARLIN_HOST_DEVICE constexpr bool slice_local_runs(const Partition& p) {
+  return p.split > 0 || p.iters == p.k_tiles;
 }
 
 /// The tiles [begin, end) of the whole index space that CTA `cta` works on: its striped

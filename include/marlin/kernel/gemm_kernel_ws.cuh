@@ -3,9 +3,9 @@
 // A tile, the B tile and the scale row, whose bytes complete on a `full` mbarrier per stage);
 // warpgroups 1 and 2 only dequantize and issue wgmmas, and release a stage on its `empty`
 // mbarrier once their wgmmas of it are done. No CTA barrier in the main loop, and the copies run
-// up to kDepth tiles ahead. For whole-slice partitions only (one slice's whole K run per CTA),
-// so the reduction tile, which reuses the pipeline's memory, is written only after the last copy
-// has been consumed.
+// up to kDepth tiles ahead. Every CTA's run lies in one slice: its whole K run, or its rank's
+// share in a cluster split (detail::slice_local_runs), so the reduction tile, which reuses the
+// pipeline's memory, is written only after the last copy has been consumed.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap
@@ -39,7 +39,8 @@ struct WsParams {
 
 /// The 256-row warpgroup tile (kWgmmaMBlocksTall x kWgmmaNarrowTile), warp-specialized. Launch
 /// with kWsThreads threads, the same shared memory as gemm_kernel's 256-row instance and a
-/// whole-slice partition (detail::one_slice_per_cta).
+/// partition of whole slices or cluster splits (detail::slice_local_runs), in clusters of
+/// part.split CTAs where it splits.
 template <bool kGrouped>
 __global__ void __launch_bounds__(kWsThreads, 1)
     gemm_kernel_ws(const __grid_constant__ WsParams ws) {
@@ -73,7 +74,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   int run_begin = 0, run_end = 0;
   detail::cta_run(part, static_cast<int>(blockIdx.x), run_begin, run_end);
   const int slice = run_begin / part.k_tiles;
-  const int n_k = part.k_tiles;
+  const int k_begin = run_begin - slice * part.k_tiles;
+  const int n_k = run_end - run_begin;  // the whole slice, or this rank's share of it
   const int n_tile = slice / part.m_groups;
   const int row0 = (slice % part.m_groups) * G::kTileM;
   const int rows = min(G::kTileM, params.m - row0);
@@ -101,12 +103,13 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         // The stage's previous tile (t - kDepth) must be released by both computing warpgroups.
         if (t >= kDepth) ptx::mbarrier_wait_parity(&empty_bar[s], (t / kDepth - 1) & 1);
         ptx::mbarrier_arrive_expect_tx(&full_bar[s], kStageBytes);
-        ptx::tensor_copy_3d(sh_a + s * G::kAStage, &ws.tensor_a, 0, row0, t, &full_bar[s]);
+        const int kt = k_begin + t;
+        ptx::tensor_copy_3d(sh_a + s * G::kAStage, &ws.tensor_a, 0, row0, kt, &full_bar[s]);
         ptx::tensor_copy_2d(sh_b + s * G::kBStage, &ws.tensor_b, n_tile * G::kTileN,
-                            t * (G::kTileK / 16), &full_bar[s]);
+                            kt * (G::kTileK / 16), &full_bar[s]);
         if constexpr (kGrouped) {
           ptx::tensor_copy_2d(sh_s + s * G::kSStage, &ws.tensor_s, n_tile * G::kTileN,
-                              t * G::kTileK / kGroupSize, &full_bar[s]);
+                              kt * G::kTileK / kGroupSize, &full_bar[s]);
         }
       }
     }
@@ -186,16 +189,49 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       const int col = cwg * 64 + wq * 16 + lane / 4 + 8 * (e >> 1);
       sh_red[r * G::kRedStride + col] = acc[4 * i + e];
     }
-  ptx::named_barrier_sync(1, kComputeThreads);
   const int ctid = tid - kCopyThreads;
   const int c_row_vecs = params.n / 8;
   const int col0 = n_tile * G::kTileN;
+  const int out_vecs = rows * G::kOutVecsPerRow;
   const __half* const channel_scales = reinterpret_cast<const __half*>(params.scales);
-  for (int i = ctid; i < rows * G::kOutVecsPerRow; i += kComputeThreads) {
+  auto store_c = [&](int i, float4 lo, float4 hi) {
     const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-    const float4* src = reinterpret_cast<const float4*>(sh_red + r * G::kRedStride + 8 * v);
     params.c[static_cast<size_t>(row0 + r) * c_row_vecs + n_tile * G::kOutVecsPerRow + v] =
-        detail_kernel::to_half8<kGrouped>(src[0], src[1], channel_scales, col0 + 8 * v);
+        detail_kernel::to_half8<kGrouped>(lo, hi, channel_scales, col0 + 8 * v);
+  };
+  auto tile_value = [&](int i) {
+    return sh_red + (i / G::kOutVecsPerRow) * G::kRedStride + 8 * (i % G::kOutVecsPerRow);
+  };
+  if (n_k == part.k_tiles) {
+    ptx::named_barrier_sync(1, kComputeThreads);
+    for (int i = ctid; i < out_vecs; i += kComputeThreads) {
+      const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
+      store_c(i, src[0], src[1]);
+    }
+  } else {
+    // Cluster split (the CTAs of the slice are one cluster; a whole-slice CTA of a hybrid is in
+    // a cluster of whole-slice CTAs only): once every rank's reduction tile is complete, rank r
+    // sums its share of the output vectors over all ranks' tiles in rank order (the same on
+    // every run), through distributed shared memory. The copy warpgroup has exited, which
+    // releases it from the cluster barriers. (The same sum as write_tile's for the plain
+    // warpgroup kernel; sharing one function changed that kernel's scheduling.)
+    ptx::cluster_sync();
+    const int ranks = part.split;
+    const int rank = static_cast<int>(blockIdx.x) % ranks;  // part.whole is a multiple of ranks
+    for (int i = ctid + rank * kComputeThreads; i < out_vecs; i += ranks * kComputeThreads) {
+      const float* const mine = tile_value(i);
+      float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
+#pragma unroll 8
+      for (int p = 0; p < ranks; ++p) {
+        const uint32_t addr = ptx::map_shared_rank(mine, p);
+        const float4 plo = ptx::ld_shared_cluster_f32x4(addr);
+        const float4 phi = ptx::ld_shared_cluster_f32x4(addr + 16);
+        lo = p == 0 ? plo : detail_kernel::add4(lo, plo);
+        hi = p == 0 ? phi : detail_kernel::add4(hi, phi);
+      }
+      store_c(i, lo, hi);
+    }
+    ptx::cluster_sync();  // no CTA leaves while another still reads its shared memory
   }
 #else
   (void)ws;
