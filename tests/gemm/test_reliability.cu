@@ -434,12 +434,12 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
     ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(args, dev, plan), Status::kSuccess);
     ASSERT_TRUE(plan.wgmma) << "the plan should take the wgmma kernel";
     ASSERT_EQ(plan.m_blocks, m_blocks);
-    // The 256-row tile has its warp-specialized variant (unless built with
-    // -DMARLIN_WGMMA_WS=0, or the driver encodes no tensor maps), which runs under the
-    // whole-slice partition (max_ctas = slices) and the cluster splits below
-    // (slice_local_runs), the plain kernel under the other striped partitions.
-    if (marlin::detail::kWgmmaWs && marlin::detail::tensor_map_encoder() != nullptr) {
-      EXPECT_EQ(plan.ws_kernel != nullptr, m_blocks == marlin::kWgmmaMBlocksTall);
+    // The 256- and 128-row tiles have their warp-specialized variants (ws_tile; unless the
+    // driver encodes no tensor maps), which run under the whole-slice partition (max_ctas =
+    // slices) and the cluster splits below (slice_local_runs), the plain kernel under the
+    // other striped partitions.
+    if (marlin::detail::tensor_map_encoder() != nullptr) {
+      EXPECT_EQ(plan.ws_kernel != nullptr, marlin::detail::ws_tile(m_blocks));
     }
     const bool narrow = marlin::detail::use_narrow_wgmma_tile(m, n, k);
     ASSERT_EQ(plan.tile.tile_n(), narrow ? marlin::kWgmmaNarrowTile.tile_n() : marlin::kWgmmaTileN);

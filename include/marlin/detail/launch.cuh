@@ -62,13 +62,22 @@ inline constexpr bool kWgmmaPath = MARLIN_WGMMA != 0;
 #endif
 inline constexpr int kWgmmaPlan = MARLIN_WGMMA_PLAN;
 
-/// Whether the 256-row warpgroup tile runs its warp-specialized variant (kernel::gemm_kernel_ws:
-/// tensor copies, no CTA barrier per stage) where every CTA takes one whole slice. Build with
-/// -DMARLIN_WGMMA_WS=0 only to measure without it (bench/NOTES.md, change 20).
+/// Which warpgroup tiles run their warp-specialized variant (kernel::gemm_kernel_ws: tensor
+/// copies, no CTA barrier per stage) where every CTA's run lies in one slice: 1, the 256-row
+/// tile; 2, also the 128-row tiles. Build with -DMARLIN_WGMMA_WS=0 (none) or another level
+/// only to measure the alternatives (bench/NOTES.md, changes 20-22).
 #ifndef MARLIN_WGMMA_WS
-#define MARLIN_WGMMA_WS 1
+#define MARLIN_WGMMA_WS 2
 #endif
-inline constexpr bool kWgmmaWs = MARLIN_WGMMA_WS != 0;
+inline constexpr int kWgmmaWsLevel = MARLIN_WGMMA_WS;
+inline constexpr bool kWgmmaWs = kWgmmaWsLevel != 0;
+static_assert(kWgmmaWsLevel >= 0 && kWgmmaWsLevel <= 2, "MARLIN_WGMMA_WS must be 0, 1 or 2");
+
+/// Whether the warpgroup tile of `m_blocks` rows has a warp-specialized variant in this build.
+constexpr bool ws_tile(int m_blocks) {
+  return (kWgmmaWsLevel >= 1 && m_blocks == kWgmmaMBlocksTall) ||
+         (kWgmmaWsLevel >= 2 && m_blocks == kWgmmaMBlocks);
+}
 
 /// Whether sm_90 launches use programmatic dependent launch (the kernel's setup and first
 /// weight prefetches overlap the tail of the previous kernel on the stream). Build with
@@ -343,6 +352,22 @@ KernelFn wgmma_kernel_for(int m_blocks, bool narrow) {
                 : &kernel::gemm_kernel<kWgmmaMBlocks, kWide, kK, kGrouped, true>;
 }
 
+/// The warp-specialized kernel of the warpgroup tile of `m_blocks` rows (ws_tile) and width
+/// `tile` (the 256-row tile is only narrow).
+template <bool kGrouped>
+WsKernelFn ws_kernel_for(int m_blocks, TileConfig tile) {
+  constexpr int kWide = kTileConfigs[kWgmmaConfig].n_blocks;
+  constexpr int kNarrow = kWgmmaNarrowTile.n_blocks;
+  if (m_blocks == kWgmmaMBlocksTall) {
+    return &kernel::gemm_kernel_ws<kWgmmaMBlocksTall, kNarrow, kGrouped>;
+  }
+  if constexpr (kWgmmaWsLevel >= 2) {
+    return tile.n_blocks == kNarrow ? &kernel::gemm_kernel_ws<kWgmmaMBlocks, kNarrow, kGrouped>
+                                    : &kernel::gemm_kernel_ws<kWgmmaMBlocks, kWide, kGrouped>;
+  }
+  return nullptr;
+}
+
 template <int kConfig, bool kGrouped>
 KernelFn kernel_for(int m_blocks) {
   switch (m_blocks) {
@@ -476,23 +501,25 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return encode;
 }
 
-/// Fills the tensor maps of kernel::WsParams (see there) for `args`. Addresses and strides are
-/// 16-byte aligned (check_args: k % 128 == 0, n % 64 == 0, aligned pointers).
-inline Status encode_ws_tensor_maps(const GemmArgs& args, kernel::WsParams& ws) {
+/// Fills the tensor maps of kernel::WsParams (see there) for `args` on the tile of `plan`.
+/// Addresses and strides are 16-byte aligned (check_args: k % 128 == 0, n % 64 == 0, aligned
+/// pointers).
+inline Status encode_ws_tensor_maps(const GemmArgs& args, const Plan& plan,
+                                    kernel::WsParams& ws) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
   if (encode == nullptr) return Status::kErrorCudaError;
   const auto u64 = [](int v) { return static_cast<cuuint64_t>(v); };
   const cuuint32_t unit[3] = {1, 1, 1};
   const cuuint64_t a_dims[3] = {64, u64(args.m), u64(args.k / 64)};
   const cuuint64_t a_strides[2] = {u64(args.k) * sizeof(__half), 64 * sizeof(__half)};
-  const cuuint32_t a_box[3] = {64, 16 * kWgmmaMBlocksTall, 1};
+  const auto box = [](int v) { return static_cast<cuuint32_t>(v); };
+  const cuuint32_t a_box[3] = {64, box(16 * plan.m_blocks), 1};
   const cuuint64_t b_dims[2] = {u64(args.n), u64(args.k / 16)};
   const cuuint64_t b_strides[1] = {u64(args.n) * sizeof(cuuint64_t)};
-  const cuuint32_t b_box[2] = {static_cast<cuuint32_t>(kWgmmaNarrowTile.tile_n()),
-                               static_cast<cuuint32_t>(kWgmmaTileK / 16)};
+  const cuuint32_t b_box[2] = {box(plan.tile.tile_n()), box(kWgmmaTileK / 16)};
   const cuuint64_t s_dims[2] = {u64(args.n), u64(args.k / kGroupSize)};
   const cuuint64_t s_strides[1] = {u64(args.n) * sizeof(__half)};
-  const cuuint32_t s_box[2] = {static_cast<cuuint32_t>(kWgmmaNarrowTile.tile_n()), 1};
+  const cuuint32_t s_box[2] = {box(plan.tile.tile_n()), 1};
   bool ok =
       encode(&ws.tensor_a, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<void*>(args.a), a_dims,
              a_strides, a_box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
@@ -594,12 +621,12 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
         set_partition(args, capacity, plan);
       }
     }
-    // The 256-row tile's warp-specialized variant, if built in and the driver encodes tensor
-    // maps (run where slice_local_runs).
+    // The tile's warp-specialized variant, if built in and the driver encodes tensor maps
+    // (run where slice_local_runs).
     if constexpr (kWgmmaWs) {
-      if (plan.m_blocks == kWgmmaMBlocksTall && tensor_map_encoder() != nullptr) {
-        const WsKernelFn ws =
-            grouped ? &kernel::gemm_kernel_ws<true> : &kernel::gemm_kernel_ws<false>;
+      if (ws_tile(plan.m_blocks) && tensor_map_encoder() != nullptr) {
+        const WsKernelFn ws = grouped ? ws_kernel_for<true>(plan.m_blocks, plan.tile)
+                                      : ws_kernel_for<false>(plan.m_blocks, plan.tile);
         int ws_fit = 0;
         if (const Status st = cache.ctas_per_sm(dev, ws, plan.smem, ws_fit, kernel::kWsThreads);
             st != Status::kSuccess) {
@@ -662,7 +689,9 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
   if (plan.ws_kernel != nullptr && slice_local_runs(plan.part)) {
     kernel::WsParams ws{};
     ws.params = params;
-    if (const Status st = encode_ws_tensor_maps(args, ws); st != Status::kSuccess) return st;
+    if (const Status st = encode_ws_tensor_maps(args, plan, ws); st != Status::kSuccess) {
+      return st;
+    }
     const LaunchConfig launch(plan.part.grid, plan.part.split, plan.pdl, plan.smem, stream,
                               kernel::kWsThreads);
     if (const cudaError_t err = cudaLaunchKernelEx(&launch.config, plan.ws_kernel, ws);

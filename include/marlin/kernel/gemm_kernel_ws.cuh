@@ -1,4 +1,5 @@
-// Warp-specialized variant of the warpgroup kernel's 256-row tile (bench/NOTES.md, change 20).
+// Warp-specialized variant of the warpgroup kernel's 256- and 128-row tiles (bench/NOTES.md,
+// changes 20-22).
 // Three warpgroups: in warpgroup 0 one thread fills the stages with tensor copies (the TMA: the
 // A tile, the B tile and the scale row, whose bytes complete on a `full` mbarrier per stage);
 // warpgroups 1 and 2 only dequantize and issue wgmmas, and release a stage on its `empty`
@@ -22,14 +23,16 @@ namespace marlin::kernel {
 inline constexpr int kWsThreads = 384;
 /// Registers per thread of the copy warpgroup and of the computing warpgroups after setmaxnreg
 /// (40 * 128 + 232 * 256 = 64,512, the 168 per thread that __launch_bounds__(384, 1) gives).
+/// ptxas allocates the computing region within the raised count: the 128 x 256 tile's uses
+/// registers up to R186 without spills.
 inline constexpr int kWsCopyRegs = 40;
 inline constexpr int kWsComputeRegs = 232;
 
 /// Parameters of gemm_kernel_ws: the GEMM's, and the tensor maps of its copies (filled on the
 /// host per call, detail::encode_ws_tensor_maps): A, fp16 [m][k] seen as [k / 64][m][64], in
-/// boxes of 256 rows x 64 columns with the 128-byte swizzle that the wgmma descriptors expect
-/// (rows past M come back as zeros); B, 8-byte words [k / 16][n], in boxes of 4 k16 rows x 128
-/// words; grouped scales, fp16 [k / 128][n], in boxes of one row x 128.
+/// boxes of tile_m rows x 64 columns with the 128-byte swizzle that the wgmma descriptors
+/// expect (rows past M come back as zeros); B, 8-byte words [k / 16][n], in boxes of 4 k16 rows
+/// x tile_n words; grouped scales, fp16 [k / 128][n], in boxes of one row x tile_n.
 struct WsParams {
   Params params;
   CUtensorMap tensor_a;
@@ -37,25 +40,26 @@ struct WsParams {
   CUtensorMap tensor_s;  ///< unused (zero) with per-channel scales
 };
 
-/// The 256-row warpgroup tile (kWgmmaMBlocksTall x kWgmmaNarrowTile), warp-specialized. Launch
-/// with kWsThreads threads, the same shared memory as gemm_kernel's 256-row instance and a
+/// The warpgroup kernel's tile of 16 kMBlocks rows and 16 kNBlocks columns (256 x 128, or
+/// 128 x 128 or 256), warp-specialized. Launch with kWsThreads threads, the same shared memory
+/// as gemm_kernel's instance of that tile and a
 /// partition of whole slices or cluster splits (detail::slice_local_runs), in clusters of
 /// part.split CTAs where it splits.
-template <bool kGrouped>
+template <int kMBlocks, int kNBlocks, bool kGrouped>
 __global__ void __launch_bounds__(kWsThreads, 1)
     gemm_kernel_ws(const __grid_constant__ WsParams ws) {
 #if defined(MARLIN_SM90A_ENABLED)
   const Params& params = ws.params;
-  using G = Geometry<kWgmmaMBlocksTall, kWgmmaNarrowTile.n_blocks, kWgmmaTileK / 16, kGrouped,
-                     true>;
+  using G = Geometry<kMBlocks, kNBlocks, kWgmmaTileK / 16, kGrouped, true>;
   constexpr int kDepth = G::kDepth;
+  constexpr int kStrips = G::kWgStrips;  // 64-column strips per computing warpgroup
   constexpr int kCopyThreads = 128;
   constexpr int kComputeThreads = kWsThreads - kCopyThreads;
   // Bytes that complete one stage: the A tile (rows past M included: zeros), B, the scale row.
   constexpr uint32_t kStageBytes =
       16 * (G::kAStage + G::kBStage + (kGrouped ? G::kSStage : 0));
-  static_assert(G::kWgStrips == 1 && G::kTileK == 64 && G::kAVecsPerRow == 8,
-                "one 64-column strip per warpgroup, four k16 rows and 128-byte A rows per stage");
+  static_assert(G::kTileK == 64 && G::kAVecsPerRow == 8,
+                "four k16 rows and 128-byte A rows per stage");
   extern __shared__ int4 smem_raw[];
   __shared__ uint64_t full_bar[kDepth];   // the stage's copies have landed (bytes)
   __shared__ uint64_t empty_bar[kDepth];  // the stage's wgmmas are done (256 arrivals)
@@ -117,15 +121,16 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   }
 
   ptx::setmaxnreg_inc<kWsComputeRegs>();
-  const int cwg = role - 1;  // computing warpgroup: 64-column strip cwg of the tile
+  const int cwg = role - 1;  // computing warpgroup: 64-column strips kStrips cwg + s
   const int warp = tid / 32;
   const int wq = warp % 4;
   const int lane = tid % 32;
-  // D fragment of m64n256: [8-column chunk][4]. Not zeroed: the first wgmma ignores it
-  // (scale-d 0). Zeroing it here made ptxas serialize every wgmma of the grouped instance
-  // (C7515: non-wgmma instructions defining accumulator registers).
-  float acc[G::kTileM / 2];
-  uint32_t frags[2][2][4];  // [half][k16 row of the half][register]
+  // D fragments of m64nN (N = kTileM) per strip: [strip][8-column chunk][4]. Not zeroed: the
+  // first wgmma ignores them (scale-d 0). Zeroing them here made ptxas serialize every wgmma
+  // of the grouped 256-row instance (C7515: non-wgmma instructions defining accumulator
+  // registers).
+  float acc[kStrips][G::kTileM / 2];
+  uint32_t frags[2][2][kStrips][4];  // [half][k16 row of the half][strip][register]
   for (int t0 = 0; t0 < n_k; t0 += kDepth) {
     const uint32_t parity = (t0 / kDepth) & 1;
 #pragma unroll
@@ -137,34 +142,44 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         ptx::mbarrier_wait_parity(&full_bar[s], parity);
         const int4* const b_tile = sh_b + s * G::kBStage;
         const char* const a_tile = reinterpret_cast<const char*>(sh_a + s * G::kAStage);
-        [[maybe_unused]] __half2 scale;
+        [[maybe_unused]] __half2 scale[kStrips];
         if constexpr (kGrouped) {
-          scale = reinterpret_cast<const __half2*>(sh_s + s * G::kSStage + cwg * 8 + lane / 4)[wq];
+#pragma unroll
+          for (int j = 0; j < kStrips; ++j) {
+            scale[j] = reinterpret_cast<const __half2*>(sh_s + s * G::kSStage +
+                                                        (kStrips * cwg + j) * 8 + lane / 4)[wq];
+          }
         }
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
 #pragma unroll
           for (int i = 0; i < 2; ++i) {
             const int kr = 2 * half + i;
-            const uint32_t word = reinterpret_cast<const uint32_t*>(
-                b_tile + kr * G::kBVecsPerRow + cwg * 32 + lane)[wq];
-            FragB f[2];
-            dequant_u4b8(word, f);
-            if constexpr (kGrouped) {
-              scale_frag(f[0], __low2half(scale));
-              scale_frag(f[1], __high2half(scale));
+#pragma unroll
+            for (int j = 0; j < kStrips; ++j) {
+              const uint32_t word = reinterpret_cast<const uint32_t*>(
+                  b_tile + kr * G::kBVecsPerRow + (kStrips * cwg + j) * 32 + lane)[wq];
+              FragB f[2];
+              dequant_u4b8(word, f);
+              if constexpr (kGrouped) {
+                scale_frag(f[0], __low2half(scale[j]));
+                scale_frag(f[1], __high2half(scale[j]));
+              }
+              frags[half][i][j][0] = f[0].reg[0];
+              frags[half][i][j][1] = f[1].reg[0];
+              frags[half][i][j][2] = f[0].reg[1];
+              frags[half][i][j][3] = f[1].reg[1];
             }
-            frags[half][i][0] = f[0].reg[0];
-            frags[half][i][1] = f[1].reg[0];
-            frags[half][i][2] = f[0].reg[1];
-            frags[half][i][3] = f[1].reg[1];
           }
           ptx::wgmma_fence();
 #pragma unroll
           for (int i = 0; i < 2; ++i) {
             const uint64_t desc = ptx::sw128_k_major_desc(a_tile + 32 * (2 * half + i));
-            ptx::wgmma_m64k16_f32_f16_rs<G::kTileM>(acc, frags[half][i], desc,
-                                                    t > 0 || half > 0 || i > 0);
+#pragma unroll
+            for (int j = 0; j < kStrips; ++j) {
+              ptx::wgmma_m64k16_f32_f16_rs<G::kTileM>(acc[j], frags[half][i][j], desc,
+                                                      t > 0 || half > 0 || i > 0);
+            }
           }
           ptx::wgmma_commit_group();
           ptx::wgmma_wait_group<1>();  // every group but this half's is done
@@ -182,13 +197,15 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   // its `full` wait), so it becomes the reduction tile.
   ptx::named_barrier_sync(1, kComputeThreads);
 #pragma unroll
-  for (int i = 0; i < G::kTileM / 8; ++i)
+  for (int j = 0; j < kStrips; ++j)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int r = 8 * i + 2 * (lane % 4) + (e & 1);
-      const int col = cwg * 64 + wq * 16 + lane / 4 + 8 * (e >> 1);
-      sh_red[r * G::kRedStride + col] = acc[4 * i + e];
-    }
+    for (int i = 0; i < G::kTileM / 8; ++i)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int r = 8 * i + 2 * (lane % 4) + (e & 1);
+        const int col = (kStrips * cwg + j) * 64 + wq * 16 + lane / 4 + 8 * (e >> 1);
+        sh_red[r * G::kRedStride + col] = acc[j][4 * i + e];
+      }
   const int ctid = tid - kCopyThreads;
   const int c_row_vecs = params.n / 8;
   const int col0 = n_tile * G::kTileN;
