@@ -685,7 +685,7 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
     params.partials =
         reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.counters_bytes);
   }
-  // Whole slices or cluster splits on the 256-row tile: the warp-specialized kernel, if planned.
+  // Whole slices or cluster splits of a warp-specialized tile: that kernel, if planned.
   if (plan.ws_kernel != nullptr && slice_local_runs(plan.part)) {
     kernel::WsParams ws{};
     ws.params = params;

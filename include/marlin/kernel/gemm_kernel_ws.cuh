@@ -1,12 +1,12 @@
 // Warp-specialized variant of the warpgroup kernel's 256- and 128-row tiles (bench/NOTES.md,
-// changes 20-22).
-// Three warpgroups: in warpgroup 0 one thread fills the stages with tensor copies (the TMA: the
-// A tile, the B tile and the scale row, whose bytes complete on a `full` mbarrier per stage);
-// warpgroups 1 and 2 only dequantize and issue wgmmas, and release a stage on its `empty`
-// mbarrier once their wgmmas of it are done. No CTA barrier in the main loop, and the copies run
-// up to kDepth tiles ahead. Every CTA's run lies in one slice: its whole K run, or its rank's
-// share in a cluster split (detail::slice_local_runs), so the reduction tile, which reuses the
-// pipeline's memory, is written only after the last copy has been consumed.
+// changes 20-22). Three warpgroups: in warpgroup 0 one thread fills the stages with tensor
+// copies (the TMA: the A tile, the B tile and the scale row, whose bytes complete on a `full`
+// mbarrier per stage); warpgroups 1 and 2 only dequantize and issue wgmmas, and release a stage
+// on its `empty` mbarrier once their wgmmas of it are done. No CTA barrier in the main loop,
+// and the copies run up to kDepth tiles ahead. Every CTA's run lies in one slice: its whole K
+// run, or its rank's share in a cluster split (detail::slice_local_runs), so the reduction
+// tile, which reuses the pipeline's memory, is written only after the last copy has been
+// consumed.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap
@@ -42,9 +42,8 @@ struct WsParams {
 
 /// The warpgroup kernel's tile of 16 kMBlocks rows and 16 kNBlocks columns (256 x 128, or
 /// 128 x 128 or 256), warp-specialized. Launch with kWsThreads threads, the same shared memory
-/// as gemm_kernel's instance of that tile and a
-/// partition of whole slices or cluster splits (detail::slice_local_runs), in clusters of
-/// part.split CTAs where it splits.
+/// as gemm_kernel's instance of that tile and a partition of whole slices or cluster splits
+/// (detail::slice_local_runs), in clusters of part.split CTAs where it splits.
 template <int kMBlocks, int kNBlocks, bool kGrouped>
 __global__ void __launch_bounds__(kWsThreads, 1)
     gemm_kernel_ws(const __grid_constant__ WsParams ws) {
