@@ -111,6 +111,26 @@ __device__ __forceinline__ float4 add4(float4 x, float4 y) {
   return make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
 }
 
+/// The wgmma register operand of one k16 row of a warpgroup's 64-column strip (the 16 x 16 A
+/// fragment, rows = columns of C): word `wq` of the lane's 16 bytes at `b_vec` dequantized, and
+/// with grouped scales multiplied by `scale` (low half for the first 8 columns, high half for
+/// the other 8; not read per-channel).
+template <bool kGrouped>
+__device__ __forceinline__ void wgmma_b_frag(const int4* b_vec, int wq, const __half2& scale,
+                                             uint32_t (&frag)[4]) {
+  const uint32_t word = reinterpret_cast<const uint32_t*>(b_vec)[wq];
+  FragB f[2];
+  dequant_u4b8(word, f);
+  if constexpr (kGrouped) {
+    scale_frag(f[0], __low2half(scale));
+    scale_frag(f[1], __high2half(scale));
+  }
+  frag[0] = f[0].reg[0];
+  frag[1] = f[1].reg[0];
+  frag[2] = f[0].reg[1];
+  frag[3] = f[1].reg[1];
+}
+
 /// Per-channel scales of 8 consecutive columns `col .. col + 7` (col % 8 == 0), read from the
 /// permuted per-channel layout: within a 32-column block, column 2i + {0,1} + 8q sits at
 /// position 8i + 2q + {0,1}.
@@ -496,18 +516,9 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
             const int kr = 2 * half + i;
 #pragma unroll
             for (int s = 0; s < G::kWgStrips; ++s) {
-              const uint32_t word = reinterpret_cast<const uint32_t*>(
-                  b_tile + kr * G::kBVecsPerRow + (G::kWgStrips * wg + s) * 32 + lane)[wq];
-              FragB f[2];
-              dequant_u4b8(word, f);
-              if constexpr (kGrouped) {
-                scale_frag(f[0], __low2half(scale[s]));
-                scale_frag(f[1], __high2half(scale[s]));
-              }
-              frags[half][i][s][0] = f[0].reg[0];
-              frags[half][i][s][1] = f[1].reg[0];
-              frags[half][i][s][2] = f[0].reg[1];
-              frags[half][i][s][3] = f[1].reg[1];
+              detail_kernel::wgmma_b_frag<kGrouped>(
+                  b_tile + kr * G::kBVecsPerRow + (G::kWgStrips * wg + s) * 32 + lane, wq,
+                  scale[s], frags[half][i][s]);
             }
           }
           ptx::wgmma_fence();

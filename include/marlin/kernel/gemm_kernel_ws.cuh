@@ -156,18 +156,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             const int kr = 2 * half + i;
 #pragma unroll
             for (int j = 0; j < kStrips; ++j) {
-              const uint32_t word = reinterpret_cast<const uint32_t*>(
-                  b_tile + kr * G::kBVecsPerRow + (kStrips * cwg + j) * 32 + lane)[wq];
-              FragB f[2];
-              dequant_u4b8(word, f);
-              if constexpr (kGrouped) {
-                scale_frag(f[0], __low2half(scale[j]));
-                scale_frag(f[1], __high2half(scale[j]));
-              }
-              frags[half][i][j][0] = f[0].reg[0];
-              frags[half][i][j][1] = f[1].reg[0];
-              frags[half][i][j][2] = f[0].reg[1];
-              frags[half][i][j][3] = f[1].reg[1];
+              detail_kernel::wgmma_b_frag<kGrouped>(
+                  b_tile + kr * G::kBVecsPerRow + (kStrips * cwg + j) * 32 + lane, wq, scale[j],
+                  frags[half][i][j]);
             }
           }
           ptx::wgmma_fence();
