@@ -131,6 +131,24 @@ __device__ __forceinline__ void wgmma_b_frag(const int4* b_vec, int wq, const __
   frag[3] = f[1].reg[1];
 }
 
+/// Stores warpgroup `wg`'s accumulators (the D fragments of m64nN, N = G::kTileM, one per
+/// 64-column strip) into the reduction tile `sh_red`: strip s's rows (columns of C)
+/// 16 wq + lane / 4 (+ 8), its columns (rows of A) 8 i + 2 (lane % 4) (+ 1).
+template <class G>
+__device__ __forceinline__ void store_wgmma_acc(const float (&acc)[G::kWgStrips][G::kTileM / 2],
+                                                float* sh_red, int wg, int wq, int lane) {
+#pragma unroll
+  for (int s = 0; s < G::kWgStrips; ++s)
+#pragma unroll
+    for (int i = 0; i < G::kTileM / 8; ++i)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int r = 8 * i + 2 * (lane % 4) + (e & 1);
+        const int col = wg * (64 * G::kWgStrips) + s * 64 + wq * 16 + lane / 4 + 8 * (e >> 1);
+        sh_red[r * G::kRedStride + col] = acc[s][4 * i + e];
+      }
+}
+
 /// Per-channel scales of 8 consecutive columns `col .. col + 7` (col % 8 == 0), read from the
 /// permuted per-channel layout: within a 32-column block, column 2i + {0,1} + 8q sits at
 /// position 8i + 2q + {0,1}.
@@ -663,19 +681,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     __syncthreads();  // the pipeline's shared memory becomes the reduction tile
 
     if constexpr (kWgmma) {
-      // D fragment of strip s: rows (columns of C) 16 wq + lane / 4 (+ 8), columns (rows of
-      // A) 8 i + 2 (lane % 4) (+ 1).
-      const int wg = warp / 4, wq = warp % 4;
-#pragma unroll
-      for (int s = 0; s < G::kWgStrips; ++s)
-#pragma unroll
-        for (int i = 0; i < G::kTileM / 8; ++i)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int r = 8 * i + 2 * (lane % 4) + (e & 1);
-            const int col = wg * (64 * G::kWgStrips) + s * 64 + wq * 16 + lane / 4 + 8 * (e >> 1);
-            sh_red[r * G::kRedStride + col] = acc[s][4 * i + e];
-          }
+      detail_kernel::store_wgmma_acc<G>(acc, sh_red, warp / 4, warp % 4, lane);
       __syncthreads();
     } else {
       // Reduce the K-splitting warps in a fixed order: warp_k = kWarpsK - 1 stores, the others

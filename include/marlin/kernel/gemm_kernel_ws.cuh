@@ -186,16 +186,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   // Both computing warpgroups are done with the pipeline's memory (every copy landed before
   // its `full` wait), so it becomes the reduction tile.
   ptx::named_barrier_sync(1, kComputeThreads);
-#pragma unroll
-  for (int j = 0; j < kStrips; ++j)
-#pragma unroll
-    for (int i = 0; i < G::kTileM / 8; ++i)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int r = 8 * i + 2 * (lane % 4) + (e & 1);
-        const int col = (kStrips * cwg + j) * 64 + wq * 16 + lane / 4 + 8 * (e >> 1);
-        sh_red[r * G::kRedStride + col] = acc[j][4 * i + e];
-      }
+  detail_kernel::store_wgmma_acc<G>(acc, sh_red, cwg, wq, lane);
   const int ctid = tid - kCopyThreads;
   const int c_row_vecs = params.n / 8;
   const int col0 = n_tile * G::kTileN;
