@@ -249,6 +249,17 @@ TEST(GemmWorkspace, OneWorkspaceServesManyShapesInStreamOrder) {
   }
 }
 
+// The automatic plan of shape `s` on `dev` (the plan reads only the shape).
+void auto_plan(const Shape& s, const marlin::detail::DeviceInfo& dev,
+               marlin::detail::Plan& plan) {
+  marlin::GemmArgs shape;
+  shape.m = s.m;
+  shape.n = s.n;
+  shape.k = s.k;
+  shape.group_size = s.g;
+  ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(shape, dev, plan), Status::kSuccess);
+}
+
 // The warpgroup kernel's hybrid partition (whole waves of whole slices, then one wave of
 // slices split over clusters; heuristics.hpp select_wgmma_partition), on shapes whose plan on
 // an H200 is such a hybrid: 136 slices of 8 K tiles (120 whole, 16 split over 4 CTAs), of the
@@ -261,13 +272,8 @@ TEST(GemmWarpgroup, HybridPartitionMatchesReference) {
   for (const Shape& s : std::vector<Shape>{
            {1024, 4352, 512, 128}, {1024, 4352, 512, -1}, {128, 34816, 512, 128},
            {1024, 6144, 4096, 128}}) {
-    marlin::GemmArgs shape;  // the plan reads only the shape
-    shape.m = s.m;
-    shape.n = s.n;
-    shape.k = s.k;
-    shape.group_size = s.g;
     marlin::detail::Plan plan;
-    ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(shape, dev, plan), Status::kSuccess);
+    ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
     if (dev.wgmma && dev.sm_count == 132) {
       EXPECT_TRUE(plan.wgmma && plan.part.split >= 2 && plan.part.whole > 0)
           << s.m << "x" << s.n << "x" << s.k << " g" << s.g << ": split " << plan.part.split
@@ -285,13 +291,8 @@ TEST(GemmWarpgroup, WholeSlicesBeyondTheGridLimitMatchReference) {
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
   const Shape s{257, 262400, 128, 128};
-  marlin::GemmArgs shape;  // the plan reads only the shape
-  shape.m = s.m;
-  shape.n = s.n;
-  shape.k = s.k;
-  shape.group_size = s.g;
   marlin::detail::Plan plan;
-  ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(shape, dev, plan), Status::kSuccess);
+  ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
   if (dev.wgmma && dev.sm_count == 132) {
     EXPECT_EQ(plan.m_blocks, marlin::kWgmmaMBlocksTall);
     EXPECT_EQ(plan.part.grid, plan.part.slices);
