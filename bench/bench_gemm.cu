@@ -221,13 +221,15 @@ struct CaseResult {
 };
 
 /// The launch a plan describes, for the label: path and CTA tile (`wgmma 128x256`, `mma
-/// 16x128`), then how the tiles are spread: `whole` (one CTA per slice), `split S` (a cluster
+/// 16x128`; `wgmma-ws` where the warp-specialized kernel runs), then how the tiles are spread: `whole` (one CTA per slice), `split S` (a cluster
 /// of S CTAs per slice), `whole W then split S` (the warpgroup kernel's hybrid: W slices one
 /// CTA each, the rest split) or `striped G` (G CTAs over the K-first order of tiles).
 std::string plan_summary(const marlin::detail::Plan& plan) {
   const marlin::detail::Partition& p = plan.part;
-  std::string s = std::string(plan.wgmma ? "wgmma " : "mma ") + std::to_string(16 * plan.m_blocks) +
-                  "x" + std::to_string(plan.tile.tile_n());
+  const char* const path =
+      marlin::detail::launches_ws(plan) ? "wgmma-ws " : plan.wgmma ? "wgmma " : "mma ";
+  std::string s = std::string(path) + std::to_string(16 * plan.m_blocks) + "x" +
+                  std::to_string(plan.tile.tile_n());
   if (p.split > 0 && p.whole > 0) {
     return s + " whole " + std::to_string(p.whole) + " then split " + std::to_string(p.split);
   }

@@ -378,6 +378,7 @@ TEST(Reliability, ClusterSplitsAgreeWithTheReference) {
     for (int split : {1, 2, 3, 5, 8}) {
       if (split > k_tiles) continue;
       marlin::detail::set_split(args, split, plan);
+      EXPECT_EQ(marlin::detail::launches_ws(plan), plan.ws_kernel != nullptr);  // where planned
       ASSERT_EQ(plan.workspace_bytes, 0u);
       std::vector<uint16_t> run0;
       for (int run = 0; run < 2; ++run) {
@@ -456,6 +457,12 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
     for (int max_ctas : {1, 3, 7, 50, 1000, slices}) {  // `slices`: one CTA per whole slice
       marlin::detail::set_partition(args, max_ctas, plan);
       SCOPED_TRACE("max_ctas " + std::to_string(max_ctas));
+      // The warp-specialized kernel (where planned) runs one CTA per whole slice; the plain
+      // kernel runs one CTA over several slices.
+      if (max_ctas == slices) {
+        EXPECT_EQ(marlin::detail::launches_ws(plan), plan.ws_kernel != nullptr);
+      }
+      if (max_ctas == 1 && slices > 1) EXPECT_FALSE(marlin::detail::launches_ws(plan));
       std::vector<uint16_t> c;
       ASSERT_NO_FATAL_FAILURE(run_partition(p, plan, ref, c));
     }
@@ -463,6 +470,7 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
     for (int split : {2, 4, 8}) {
       if (split > k_tiles) continue;
       marlin::detail::set_split(args, split, plan);
+      EXPECT_EQ(marlin::detail::launches_ws(plan), plan.ws_kernel != nullptr);  // where planned
       ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
       ASSERT_EQ(marlin::detail::run_plan(args, plan, nullptr, 0, nullptr), Status::kSuccess);
       MARLIN_TEST_CUDA(cudaDeviceSynchronize());

@@ -661,6 +661,12 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   return Status::kSuccess;
 }
 
+/// Whether run_plan launches `plan`'s warp-specialized kernel: planned (ws_tile, tensor maps
+/// available) and a partition it handles (slice_local_runs); the plain kernel otherwise.
+inline bool launches_ws(const Plan& plan) {
+  return plan.ws_kernel != nullptr && slice_local_runs(plan.part);
+}
+
 /// Checks the workspace against `plan` and enqueues the kernel on `stream`.
 inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
                        std::size_t workspace_size, cudaStream_t stream) {
@@ -686,7 +692,7 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
         reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.counters_bytes);
   }
   // Whole slices or cluster splits of a warp-specialized tile: that kernel, if planned.
-  if (plan.ws_kernel != nullptr && slice_local_runs(plan.part)) {
+  if (launches_ws(plan)) {
     kernel::WsParams ws{};
     ws.params = params;
     if (const Status st = encode_ws_tensor_maps(args, plan, ws); st != Status::kSuccess) {
