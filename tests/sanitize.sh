@@ -7,12 +7,12 @@
 # (600: ten 64-row groups), both scale modes, a layer-sized K = N = 8192 (group 128), small
 # shapes that split one slice over many CTAs, and (sm_90a builds on an sm_90 GPU) the warpgroup
 # kernel where N is a multiple of 256 (shapes as M N K): its 32-row tile (24 16384 2048,
-# 8 stages), its 64-row tile (50 4096 8192), its
-# 128-row tile 256 columns wide (120 16384 1024: 8 rows of padding) and 128 wide
-# (100 8192 8192, 130 512 512, 600 1024 1024, 200 768 2048), its 256-row tile (600 4096 1024:
-# 88 rows in the last tile; one whole slice per CTA, so the warp-specialized kernel with
-# tensor copies), the same kernel in a cluster split (256 8192 2048: 64 slices over clusters of
-# 2) and its hybrid partition (whole slices, then split ones: 1024 4352 512 on a 132-SM GPU).
+# 8 stages), its 64-row tile (50 4096 8192), its 128-row tile 256 columns wide (120 16384 1024:
+# 8 rows of padding) and 128 wide (100 8192 8192, 130 512 512, 600 1024 1024, 200 768 2048),
+# its 256-row tile (600 4096 1024: 88 rows in the last tile), a cluster split of the 256-row
+# tile (256 8192 2048: 64 slices over clusters of 2) and its hybrid partition (whole slices,
+# then split ones: 1024 4352 512 on a 132-SM GPU). The 128- and 256-row tiles run the
+# warp-specialized kernel (tensor copies) where their plan is whole slices or a cluster split.
 set -euo pipefail
 bin=${1:?usage: sanitize.sh <gemm_once> [tool ...]}
 shift
