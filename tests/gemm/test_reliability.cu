@@ -436,9 +436,8 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
     ASSERT_TRUE(plan.wgmma) << "the plan should take the wgmma kernel";
     ASSERT_EQ(plan.m_blocks, m_blocks);
     // The 256- and 128-row tiles have their warp-specialized variants (ws_tile; unless the
-    // driver encodes no tensor maps), which run under the whole-slice partition (max_ctas =
-    // slices) and the cluster splits below (slice_local_runs), the plain kernel under the
-    // other striped partitions.
+    // driver encodes no tensor maps), which run under every partition below (striped runs of
+    // several slices too, with kWgmmaWsStriped; otherwise the plain kernel runs those).
     if (marlin::detail::tensor_map_encoder() != nullptr) {
       EXPECT_EQ(plan.ws_kernel != nullptr, marlin::detail::ws_tile(m_blocks));
     }
@@ -457,12 +456,15 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
     for (int max_ctas : {1, 3, 7, 50, 1000, slices}) {  // `slices`: one CTA per whole slice
       marlin::detail::set_partition(args, max_ctas, plan);
       SCOPED_TRACE("max_ctas " + std::to_string(max_ctas));
-      // The warp-specialized kernel (where planned) runs one CTA per whole slice; the plain
-      // kernel runs one CTA over several slices.
+      // The warp-specialized kernel (where planned) runs one CTA per whole slice, and one CTA
+      // over several slices only with kWgmmaWsStriped.
       if (max_ctas == slices) {
         EXPECT_EQ(marlin::detail::launches_ws(plan), plan.ws_kernel != nullptr);
       }
-      if (max_ctas == 1 && slices > 1) EXPECT_FALSE(marlin::detail::launches_ws(plan));
+      if (max_ctas == 1 && slices > 1) {  // striped over several slices
+        EXPECT_EQ(marlin::detail::launches_ws(plan),
+                  marlin::detail::kWgmmaWsStriped && plan.ws_kernel != nullptr);
+      }
       std::vector<uint16_t> c;
       ASSERT_NO_FATAL_FAILURE(run_partition(p, plan, ref, c));
     }

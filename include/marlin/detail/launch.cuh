@@ -73,6 +73,14 @@ inline constexpr int kWgmmaWsLevel = MARLIN_WGMMA_WS;
 inline constexpr bool kWgmmaWs = kWgmmaWsLevel != 0;
 static_assert(kWgmmaWsLevel >= 0 && kWgmmaWsLevel <= 2, "MARLIN_WGMMA_WS must be 0, 1 or 2");
 
+/// Whether the warp-specialized kernels also run striped partitions (runs of several slices,
+/// reduced through the workspace), not only whole slices and cluster splits (change 23,
+/// bench/NOTES.md). Build with -DMARLIN_WGMMA_WS_STRIPED=0 only to measure without.
+#ifndef MARLIN_WGMMA_WS_STRIPED
+#define MARLIN_WGMMA_WS_STRIPED 1
+#endif
+inline constexpr bool kWgmmaWsStriped = MARLIN_WGMMA_WS_STRIPED != 0;
+
 /// Whether the warpgroup tile of `m_blocks` rows has a warp-specialized variant in this build.
 constexpr bool ws_tile(int m_blocks) {
   return (kWgmmaWsLevel >= 1 && m_blocks == kWgmmaMBlocksTall) ||
@@ -422,7 +430,8 @@ struct Plan {
   int smem = 0;    ///< dynamic shared memory per CTA, bytes
   KernelFn kernel = nullptr;
   /// The warp-specialized variant of `kernel` (kernel::kWsThreads threads), or null; run_plan
-  /// launches it where every CTA's run lies in one slice (slice_local_runs).
+  /// launches it for every partition (kWgmmaWsStriped), or where every CTA's run lies in one
+  /// slice (slice_local_runs).
   WsKernelFn ws_kernel = nullptr;
   Partition part;
   std::size_t counters_bytes = 0;   ///< offset of the partial slots in the workspace
@@ -622,7 +631,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
       }
     }
     // The tile's warp-specialized variant, if built in and the driver encodes tensor maps
-    // (run where slice_local_runs).
+    // (run where launches_ws).
     if constexpr (kWgmmaWs) {
       if (ws_tile(plan.m_blocks) && tensor_map_encoder() != nullptr) {
         const WsKernelFn ws = grouped ? ws_kernel_for<true>(plan.m_blocks, plan.tile)
@@ -662,9 +671,10 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
 }
 
 /// Whether run_plan launches `plan`'s warp-specialized kernel: planned (ws_tile, tensor maps
-/// available) and a partition it handles (slice_local_runs); the plain kernel otherwise.
+/// available) and, unless it runs striped partitions too (kWgmmaWsStriped), a partition of
+/// whole slices or cluster splits (slice_local_runs); the plain kernel otherwise.
 inline bool launches_ws(const Plan& plan) {
-  return plan.ws_kernel != nullptr && slice_local_runs(plan.part);
+  return plan.ws_kernel != nullptr && (kWgmmaWsStriped || slice_local_runs(plan.part));
 }
 
 /// Checks the workspace against `plan` and enqueues the kernel on `stream`.
@@ -691,7 +701,7 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
     params.partials =
         reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.counters_bytes);
   }
-  // Whole slices or cluster splits of a warp-specialized tile: that kernel, if planned.
+  // A warp-specialized tile: that kernel, if planned.
   if (launches_ws(plan)) {
     kernel::WsParams ws{};
     ws.params = params;

@@ -1,12 +1,13 @@
 // Warp-specialized variant of the warpgroup kernel's 256- and 128-row tiles (bench/NOTES.md,
-// changes 20-22). Three warpgroups: in warpgroup 0 one thread fills the stages with tensor
+// changes 20-23). Three warpgroups: in warpgroup 0 one thread fills the stages with tensor
 // copies (the TMA: the A tile, the B tile and the scale row, whose bytes complete on a `full`
 // mbarrier per stage); warpgroups 1 and 2 only dequantize and issue wgmmas, and release a stage
 // on its `empty` mbarrier once their wgmmas of it are done. No CTA barrier in the main loop,
-// and the copies run up to kDepth tiles ahead. Every CTA's run lies in one slice: its whole K
-// run, or its rank's share in a cluster split (detail::slice_local_runs), so the reduction
-// tile, which reuses the pipeline's memory, is written only after the last copy has been
-// consumed.
+// and the copies run up to kDepth tiles ahead. A CTA's run is a whole slice, its rank's share
+// in a cluster split, or a striped run of segments (one per slice it touches) reduced through
+// the workspace as the plain kernel does; the copy thread starts a segment's copies only after
+// the previous segment's epilogue has read the reduction tile, which reuses the pipeline's
+// memory.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap
@@ -42,8 +43,8 @@ struct WsParams {
 
 /// The warpgroup kernel's tile of 16 kMBlocks rows and 16 kNBlocks columns (256 x 128, or
 /// 128 x 128 or 256), warp-specialized. Launch with kWsThreads threads, the same shared memory
-/// as gemm_kernel's instance of that tile and a partition of whole slices or cluster splits
-/// (detail::slice_local_runs), in clusters of part.split CTAs where it splits.
+/// as gemm_kernel's instance of that tile and any partition (in clusters of part.split CTAs
+/// where it splits; with the plan's workspace where striped runs share slices).
 template <int kMBlocks, int kNBlocks, bool kGrouped>
 __global__ void __launch_bounds__(kWsThreads, 1)
     gemm_kernel_ws(const __grid_constant__ WsParams ws) {
@@ -62,6 +63,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   extern __shared__ int4 smem_raw[];
   __shared__ uint64_t full_bar[kDepth];   // the stage's copies have landed (bytes)
   __shared__ uint64_t empty_bar[kDepth];  // the stage's wgmmas are done (256 arrivals)
+  __shared__ uint64_t red_done_bar;       // a segment's epilogue has read the reduction tile
+  __shared__ int is_last_arrival;         // striped runs: this CTA sums the slice
   int4* const smem =
       smem_raw + ((kSmemAlign - (__cvta_generic_to_shared(smem_raw) & (kSmemAlign - 1))) &
                   (kSmemAlign - 1)) / sizeof(int4);
@@ -74,14 +77,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   // The role, read from lane 0 so that ptxas sees it warp-uniform.
   const int role = __shfl_sync(0xffffffffu, tid / 128, 0);  // 0 copies, 1 and 2 compute
   const detail::Partition& part = params.part;
+  const int cta = static_cast<int>(blockIdx.x);
   int run_begin = 0, run_end = 0;
-  detail::cta_run(part, static_cast<int>(blockIdx.x), run_begin, run_end);
-  const int slice = run_begin / part.k_tiles;
-  const int k_begin = run_begin - slice * part.k_tiles;
-  const int n_k = run_end - run_begin;  // the whole slice, or this rank's share of it
-  const int n_tile = slice / part.m_groups;
-  const int row0 = (slice % part.m_groups) * G::kTileM;
-  const int rows = min(G::kTileM, params.m - row0);
+  detail::cta_run(part, cta, run_begin, run_end);
 
   if (tid == 0) {
 #pragma unroll
@@ -89,6 +87,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       ptx::mbarrier_init(&full_bar[s], 1);
       ptx::mbarrier_init(&empty_bar[s], kComputeThreads);
     }
+    ptx::mbarrier_init(&red_done_bar, 1);
     ptx::fence_mbarrier_init();
     ptx::prefetch_tensor_map(&ws.tensor_a);
     ptx::prefetch_tensor_map(&ws.tensor_b);
@@ -96,23 +95,46 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   }
   __syncthreads();
   ptx::launch_dependents();
-  ptx::grid_dependency_wait();  // before A, the scales or C are touched
+  ptx::grid_dependency_wait();  // before A, the scales, the workspace or C are touched
 
+  // The run is split into segments, one per slice it touches (one segment unless striped runs
+  // cross slices). Each segment fills the stages from stage 0; a stage's barriers keep their
+  // phases across segments, tracked per stage in a bit mask (bit s: the parity to wait for
+  // next on stage s).
   if (role == 0) {
     ptx::setmaxnreg_dec<kWsCopyRegs>();
     if (tid == 0) {
-      for (int t = 0; t < n_k; ++t) {
-        const int s = t % kDepth;
-        // The stage's previous tile (t - kDepth) must be released by both computing warpgroups.
-        if (t >= kDepth) ptx::mbarrier_wait_parity(&empty_bar[s], (t / kDepth - 1) & 1);
-        ptx::mbarrier_arrive_expect_tx(&full_bar[s], kStageBytes);
-        const int kt = k_begin + t;
-        ptx::tensor_copy_3d(sh_a + s * G::kAStage, &ws.tensor_a, 0, row0, kt, &full_bar[s]);
-        ptx::tensor_copy_2d(sh_b + s * G::kBStage, &ws.tensor_b, n_tile * G::kTileN,
-                            kt * (G::kTileK / 16), &full_bar[s]);
-        if constexpr (kGrouped) {
-          ptx::tensor_copy_2d(sh_s + s * G::kSStage, &ws.tensor_s, n_tile * G::kTileN,
-                              kt * G::kTileK / kGroupSize, &full_bar[s]);
+      uint32_t empty_parity = (1u << kDepth) - 1;  // a fresh barrier passes a wait on parity 1
+      int segment = 0;
+      for (int idx = run_begin; idx < run_end; ++segment) {
+        const int slice = idx / part.k_tiles;
+        const int k_begin = idx - slice * part.k_tiles;
+        const int n_k = min(part.k_tiles - k_begin, run_end - idx);
+        idx += n_k;
+        const int n_tile = slice / part.m_groups;
+        const int row0 = (slice % part.m_groups) * G::kTileM;
+        // The previous segment's epilogue reuses the stages as its reduction tile.
+        if (segment > 0) ptx::mbarrier_wait_parity(&red_done_bar, (segment - 1) & 1);
+        for (int u0 = 0; u0 < n_k; u0 += kDepth) {
+#pragma unroll
+          for (int s = 0; s < kDepth; ++s) {
+            const int u = u0 + s;
+            if (u < n_k) {
+              // The stage's previous tile must be released by both computing warpgroups.
+              ptx::mbarrier_wait_parity(&empty_bar[s], (empty_parity >> s) & 1);
+              empty_parity ^= 1u << s;
+              ptx::mbarrier_arrive_expect_tx(&full_bar[s], kStageBytes);
+              const int kt = k_begin + u;
+              ptx::tensor_copy_3d(sh_a + s * G::kAStage, &ws.tensor_a, 0, row0, kt,
+                                  &full_bar[s]);
+              ptx::tensor_copy_2d(sh_b + s * G::kBStage, &ws.tensor_b, n_tile * G::kTileN,
+                                  kt * (G::kTileK / 16), &full_bar[s]);
+              if constexpr (kGrouped) {
+                ptx::tensor_copy_2d(sh_s + s * G::kSStage, &ws.tensor_s, n_tile * G::kTileN,
+                                    kt * G::kTileK / kGroupSize, &full_bar[s]);
+              }
+            }
+          }
         }
       }
     }
@@ -124,112 +146,183 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   const int warp = tid / 32;
   const int wq = warp % 4;
   const int lane = tid % 32;
+  const int ctid = tid - kCopyThreads;
+  const int c_row_vecs = params.n / 8;
+  const __half* const channel_scales = reinterpret_cast<const __half*>(params.scales);
   // D fragments of m64nN (N = kTileM) per strip: [strip][8-column chunk][4]. Not zeroed: the
-  // first wgmma ignores them (scale-d 0). Zeroing them here made ptxas serialize every wgmma
-  // of the grouped 256-row instance (C7515: non-wgmma instructions defining accumulator
+  // first wgmma of a segment ignores them (scale-d 0). Zeroing them made ptxas serialize every
+  // wgmma of the grouped 256-row instance (C7515: non-wgmma instructions defining accumulator
   // registers).
   float acc[kStrips][G::kTileM / 2];
   uint32_t frags[2][2][kStrips][4];  // [half][k16 row of the half][strip][register]
-  for (int t0 = 0; t0 < n_k; t0 += kDepth) {
-    const uint32_t parity = (t0 / kDepth) & 1;
+  uint32_t full_parity = 0;          // bit s: the parity of stage s's next `full` phase
+  for (int idx = run_begin; idx < run_end;) {
+    const int slice = idx / part.k_tiles;
+    const int k_begin = idx - slice * part.k_tiles;
+    const int n_k = min(part.k_tiles - k_begin, run_end - idx);
+    const int k_end = k_begin + n_k;
+    idx += n_k;
+    const int n_tile = slice / part.m_groups;
+    const int row0 = (slice % part.m_groups) * G::kTileM;
+    const int rows = min(G::kTileM, params.m - row0);
+    for (int u0 = 0; u0 < n_k; u0 += kDepth) {
 #pragma unroll
-    for (int s = 0; s < kDepth; ++s) {
-      const int t = t0 + s;
-      if (t < n_k) {
-        // The tensor copies wrote the stage through the async proxy, as wgmma reads it: the
-        // completed phase makes it visible to both wgmma and the loads of B below.
-        ptx::mbarrier_wait_parity(&full_bar[s], parity);
-        const int4* const b_tile = sh_b + s * G::kBStage;
-        const char* const a_tile = reinterpret_cast<const char*>(sh_a + s * G::kAStage);
-        [[maybe_unused]] __half2 scale[kStrips];
-        if constexpr (kGrouped) {
-#pragma unroll
-          for (int j = 0; j < kStrips; ++j) {
-            scale[j] = reinterpret_cast<const __half2*>(sh_s + s * G::kSStage +
-                                                        (kStrips * cwg + j) * 8 + lane / 4)[wq];
-          }
-        }
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-#pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            const int kr = 2 * half + i;
-#pragma unroll
-            for (int j = 0; j < kStrips; ++j) {
-              detail_kernel::wgmma_b_frag<kGrouped>(
-                  b_tile + kr * G::kBVecsPerRow + (kStrips * cwg + j) * 32 + lane, wq, scale[j],
-                  frags[half][i][j]);
-            }
-          }
-          ptx::wgmma_fence();
-#pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            const uint64_t desc = ptx::sw128_k_major_desc(a_tile + 32 * (2 * half + i));
+      for (int s = 0; s < kDepth; ++s) {
+        const int u = u0 + s;
+        if (u < n_k) {
+          // The tensor copies wrote the stage through the async proxy, as wgmma reads it: the
+          // completed phase makes it visible to both wgmma and the loads of B below.
+          ptx::mbarrier_wait_parity(&full_bar[s], (full_parity >> s) & 1);
+          full_parity ^= 1u << s;
+          const int4* const b_tile = sh_b + s * G::kBStage;
+          const char* const a_tile = reinterpret_cast<const char*>(sh_a + s * G::kAStage);
+          [[maybe_unused]] __half2 scale[kStrips];
+          if constexpr (kGrouped) {
 #pragma unroll
             for (int j = 0; j < kStrips; ++j) {
-              ptx::wgmma_m64k16_f32_f16_rs<G::kTileM>(acc[j], frags[half][i][j], desc,
-                                                      t > 0 || half > 0 || i > 0);
+              scale[j] = reinterpret_cast<const __half2*>(sh_s + s * G::kSStage +
+                                                          (kStrips * cwg + j) * 8 + lane / 4)[wq];
             }
           }
-          ptx::wgmma_commit_group();
-          ptx::wgmma_wait_group<1>();  // every group but this half's is done
-          detail_kernel::keep_live_all(frags[1 - half]);
-          // After the first half of tile t, tile t - 1's wgmmas are done: release its stage.
-          if (half == 0 && t > 0) ptx::mbarrier_arrive(&empty_bar[(s + kDepth - 1) % kDepth]);
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+              const int kr = 2 * half + i;
+#pragma unroll
+              for (int j = 0; j < kStrips; ++j) {
+                detail_kernel::wgmma_b_frag<kGrouped>(
+                    b_tile + kr * G::kBVecsPerRow + (kStrips * cwg + j) * 32 + lane, wq, scale[j],
+                    frags[half][i][j]);
+              }
+            }
+            ptx::wgmma_fence();
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+              const uint64_t desc = ptx::sw128_k_major_desc(a_tile + 32 * (2 * half + i));
+#pragma unroll
+              for (int j = 0; j < kStrips; ++j) {
+                ptx::wgmma_m64k16_f32_f16_rs<G::kTileM>(acc[j], frags[half][i][j], desc,
+                                                        u > 0 || half > 0 || i > 0);
+              }
+            }
+            ptx::wgmma_commit_group();
+            ptx::wgmma_wait_group<1>();  // every group but this half's is done
+            detail_kernel::keep_live_all(frags[1 - half]);
+            // After the first half of tile u, tile u - 1's wgmmas are done: release its stage.
+            if (half == 0 && u > 0) ptx::mbarrier_arrive(&empty_bar[(s + kDepth - 1) % kDepth]);
+          }
         }
       }
     }
-  }
-  ptx::wgmma_wait_group<0>();
-  detail_kernel::keep_live_all(frags);
-  detail_kernel::keep_live_all(acc);
-  // Both computing warpgroups are done with the pipeline's memory (every copy landed before
-  // its `full` wait), so it becomes the reduction tile.
-  ptx::named_barrier_sync(1, kComputeThreads);
-  detail_kernel::store_wgmma_acc<G>(acc, sh_red, cwg, wq, lane);
-  const int ctid = tid - kCopyThreads;
-  const int c_row_vecs = params.n / 8;
-  const int col0 = n_tile * G::kTileN;
-  const int out_vecs = rows * G::kOutVecsPerRow;
-  const __half* const channel_scales = reinterpret_cast<const __half*>(params.scales);
-  auto store_c = [&](int i, float4 lo, float4 hi) {
-    const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-    params.c[static_cast<size_t>(row0 + r) * c_row_vecs + n_tile * G::kOutVecsPerRow + v] =
-        detail_kernel::to_half8<kGrouped>(lo, hi, channel_scales, col0 + 8 * v);
-  };
-  auto tile_value = [&](int i) {
-    return sh_red + (i / G::kOutVecsPerRow) * G::kRedStride + 8 * (i % G::kOutVecsPerRow);
-  };
-  if (n_k == part.k_tiles) {
+    ptx::wgmma_wait_group<0>();
+    detail_kernel::keep_live_all(frags);
+    detail_kernel::keep_live_all(acc);
+    // The segment's last tile is done too: release its stage (the copy thread refills it only
+    // after this segment's epilogue, red_done_bar).
+    ptx::mbarrier_arrive(&empty_bar[(n_k - 1) % kDepth]);
+    // Both computing warpgroups are done with the pipeline's memory (every copy landed before
+    // its `full` wait), so it becomes the reduction tile.
     ptx::named_barrier_sync(1, kComputeThreads);
-    for (int i = ctid; i < out_vecs; i += kComputeThreads) {
-      const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
-      store_c(i, src[0], src[1]);
-    }
-  } else {
-    // Cluster split (the CTAs of the slice are one cluster; a whole-slice CTA of a hybrid is in
-    // a cluster of whole-slice CTAs only): once every rank's reduction tile is complete, rank r
-    // sums its share of the output vectors over all ranks' tiles in rank order (the same on
-    // every run), through distributed shared memory. The copy warpgroup has exited, which
-    // releases it from the cluster barriers. (The same sum as write_tile's for the plain
-    // warpgroup kernel; sharing one function changed that kernel's scheduling.)
-    ptx::cluster_sync();
-    const int ranks = part.split;
-    const int rank = static_cast<int>(blockIdx.x) % ranks;  // part.whole is a multiple of ranks
-    for (int i = ctid + rank * kComputeThreads; i < out_vecs; i += ranks * kComputeThreads) {
-      const float* const mine = tile_value(i);
-      float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
-#pragma unroll 8
-      for (int p = 0; p < ranks; ++p) {
-        const uint32_t addr = ptx::map_shared_rank(mine, p);
-        const float4 plo = ptx::ld_shared_cluster_f32x4(addr);
-        const float4 phi = ptx::ld_shared_cluster_f32x4(addr + 16);
-        lo = p == 0 ? plo : detail_kernel::add4(lo, plo);
-        hi = p == 0 ? phi : detail_kernel::add4(hi, phi);
+    detail_kernel::store_wgmma_acc<G>(acc, sh_red, cwg, wq, lane);
+    const int col0 = n_tile * G::kTileN;
+    const int out_vecs = rows * G::kOutVecsPerRow;
+    auto store_c = [&](int i, float4 lo, float4 hi) {
+      const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
+      params.c[static_cast<size_t>(row0 + r) * c_row_vecs + n_tile * G::kOutVecsPerRow + v] =
+          detail_kernel::to_half8<kGrouped>(lo, hi, channel_scales, col0 + 8 * v);
+    };
+    auto tile_value = [&](int i) {
+      return sh_red + (i / G::kOutVecsPerRow) * G::kRedStride + 8 * (i % G::kOutVecsPerRow);
+    };
+    if (k_begin == 0 && k_end == part.k_tiles) {
+      ptx::named_barrier_sync(1, kComputeThreads);
+      for (int i = ctid; i < out_vecs; i += kComputeThreads) {
+        const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
+        store_c(i, src[0], src[1]);
       }
-      store_c(i, lo, hi);
+    } else if (part.split > 0) {
+      // Cluster split (one segment per CTA; the CTAs of the slice are one cluster, and a
+      // whole-slice CTA of a hybrid is in a cluster of whole-slice CTAs only): once every
+      // rank's reduction tile is complete, rank r sums its share of the output vectors over
+      // all ranks' tiles in rank order (the same on every run), through distributed shared
+      // memory. The copy warpgroup has exited, which releases it from the cluster barriers.
+      // (The same sum as write_tile's for the plain warpgroup kernel; sharing one function
+      // changed that kernel's scheduling.)
+      ptx::cluster_sync();
+      const int ranks = part.split;
+      const int rank = cta % ranks;  // part.whole is a multiple of ranks
+      for (int i = ctid + rank * kComputeThreads; i < out_vecs; i += ranks * kComputeThreads) {
+        const float* const mine = tile_value(i);
+        float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
+#pragma unroll 8
+        for (int p = 0; p < ranks; ++p) {
+          const uint32_t addr = ptx::map_shared_rank(mine, p);
+          const float4 plo = ptx::ld_shared_cluster_f32x4(addr);
+          const float4 phi = ptx::ld_shared_cluster_f32x4(addr + 16);
+          lo = p == 0 ? plo : detail_kernel::add4(lo, plo);
+          hi = p == 0 ? phi : detail_kernel::add4(hi, phi);
+        }
+        store_c(i, lo, hi);
+      }
+      ptx::cluster_sync();  // no CTA leaves while another still reads its shared memory
+    } else {
+      // Striped runs that share the slice: as write_tile's workspace reduction (every CTA
+      // stores its fp32 partial; the last to arrive sums all of them in CTA order, the same on
+      // every run, and writes C), among the 256 computing threads.
+      ptx::named_barrier_sync(1, kComputeThreads);
+      constexpr int kSlotFloats = G::kTileM * G::kTileN;
+      float* const mine = params.partials +
+                          static_cast<size_t>(detail::partial_slot(part, cta, slice)) * kSlotFloats;
+      for (int i = ctid; i < out_vecs; i += kComputeThreads) {
+        const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
+        const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
+        float4* const dst = reinterpret_cast<float4*>(mine + r * G::kTileN + 8 * v);
+        __stcg(dst, src[0]);
+        __stcg(dst + 1, src[1]);
+      }
+      ptx::named_barrier_sync(1, kComputeThreads);  // every partial store before the arrival
+      const int first = detail::first_cta(part, slice);
+      const int last = detail::last_cta(part, slice);
+      if (ctid == 0) {
+        int* const counter = params.counters + detail::counter_index(part, slice);
+        __threadfence();  // release: this CTA's partial before its arrival
+        const int arrived = atomicAdd(counter, 1) + 1;
+        is_last_arrival = arrived == last - first + 1;
+        if (arrived == last - first + 1) {
+          *counter = 0;     // leave the counters zeroed for the next call
+          __threadfence();  // acquire: the other participants' partials are visible
+        }
+      }
+      ptx::named_barrier_sync(1, kComputeThreads);
+      if (is_last_arrival) {
+        for (int i = ctid; i < out_vecs; i += kComputeThreads) {
+          const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
+          float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
+          for (int p = first; p <= last; ++p) {
+            float4 plo, phi;
+            if (p == cta) {
+              const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
+              plo = src[0];
+              phi = src[1];
+            } else {
+              const float4* const slot = reinterpret_cast<const float4*>(
+                  params.partials +
+                  static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats +
+                  r * G::kTileN + 8 * v);
+              plo = __ldcg(slot);
+              phi = __ldcg(slot + 1);
+            }
+            lo = p == first ? plo : detail_kernel::add4(lo, plo);
+            hi = p == first ? phi : detail_kernel::add4(hi, phi);
+          }
+          store_c(i, lo, hi);
+        }
+      }
     }
-    ptx::cluster_sync();  // no CTA leaves while another still reads its shared memory
+    // The reduction tile has been read: the copy thread may refill the stages.
+    ptx::named_barrier_sync(1, kComputeThreads);
+    if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);
   }
 #else
   (void)ws;
