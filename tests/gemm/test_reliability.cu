@@ -435,7 +435,7 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
     ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(args, dev, plan), Status::kSuccess);
     ASSERT_TRUE(plan.wgmma) << "the plan should take the wgmma kernel";
     ASSERT_EQ(plan.m_blocks, m_blocks);
-    // The 256- and 128-row tiles have their warp-specialized variants (ws_tile; unless the
+    // The warpgroup tiles have their warp-specialized variants (ws_tile; unless the
     // driver encodes no tensor maps), which run under every partition below (striped runs of
     // several slices too, with kWgmmaWsStriped; otherwise the plain kernel runs those).
     if (marlin::detail::tensor_map_encoder() != nullptr) {

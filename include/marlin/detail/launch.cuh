@@ -63,15 +63,16 @@ inline constexpr bool kWgmmaPath = MARLIN_WGMMA != 0;
 inline constexpr int kWgmmaPlan = MARLIN_WGMMA_PLAN;
 
 /// Which warpgroup tiles run their warp-specialized variant (kernel::gemm_kernel_ws: tensor
-/// copies, no CTA barrier per stage) where every CTA's run lies in one slice: 1, the 256-row
-/// tile; 2, also the 128-row tiles. Build with -DMARLIN_WGMMA_WS=0 (none) or another level
-/// only to measure the alternatives (bench/NOTES.md, changes 20-22).
+/// copies, no CTA barrier per stage), under every partition (launches_ws): 1, the 256-row
+/// tile; 2, also the 128-row tiles; 3, also the 64-row tile; 4 (the default), also the 32-row
+/// tile. Build with -DMARLIN_WGMMA_WS=0 (none) or another level only to measure the
+/// alternatives (bench/NOTES.md, changes 20-24).
 #ifndef MARLIN_WGMMA_WS
-#define MARLIN_WGMMA_WS 2
+#define MARLIN_WGMMA_WS 4
 #endif
 inline constexpr int kWgmmaWsLevel = MARLIN_WGMMA_WS;
 inline constexpr bool kWgmmaWs = kWgmmaWsLevel != 0;
-static_assert(kWgmmaWsLevel >= 0 && kWgmmaWsLevel <= 2, "MARLIN_WGMMA_WS must be 0, 1 or 2");
+static_assert(kWgmmaWsLevel >= 0 && kWgmmaWsLevel <= 4, "MARLIN_WGMMA_WS must be within 0..4");
 
 /// Whether the warp-specialized kernels also run striped partitions (runs of several slices,
 /// reduced through the workspace), not only whole slices and cluster splits (change 23,
@@ -84,7 +85,9 @@ inline constexpr bool kWgmmaWsStriped = MARLIN_WGMMA_WS_STRIPED != 0;
 /// Whether the warpgroup tile of `m_blocks` rows has a warp-specialized variant in this build.
 constexpr bool ws_tile(int m_blocks) {
   return (kWgmmaWsLevel >= 1 && m_blocks == kWgmmaMBlocksTall) ||
-         (kWgmmaWsLevel >= 2 && m_blocks == kWgmmaMBlocks);
+         (kWgmmaWsLevel >= 2 && m_blocks == kWgmmaMBlocks) ||
+         (kWgmmaWsLevel >= 3 && m_blocks == kWgmmaMBlocksSmall) ||
+         (kWgmmaWsLevel >= 4 && m_blocks == kWgmmaMBlocksTiny);
 }
 
 /// Whether sm_90 launches use programmatic dependent launch (the kernel's setup and first
@@ -369,9 +372,22 @@ WsKernelFn ws_kernel_for(int m_blocks, TileConfig tile) {
   if (m_blocks == kWgmmaMBlocksTall) {
     return &kernel::gemm_kernel_ws<kWgmmaMBlocksTall, kNarrow, kGrouped>;
   }
+  if constexpr (kWgmmaWsLevel >= 3) {
+    if (m_blocks == kWgmmaMBlocksSmall) {
+      return &kernel::gemm_kernel_ws<kWgmmaMBlocksSmall, kWide, kGrouped>;
+    }
+  }
+  if constexpr (kWgmmaWsLevel >= 4) {
+    if (m_blocks == kWgmmaMBlocksTiny) {
+      return &kernel::gemm_kernel_ws<kWgmmaMBlocksTiny, kWide, kGrouped>;
+    }
+  }
   if constexpr (kWgmmaWsLevel >= 2) {
-    return tile.n_blocks == kNarrow ? &kernel::gemm_kernel_ws<kWgmmaMBlocks, kNarrow, kGrouped>
-                                    : &kernel::gemm_kernel_ws<kWgmmaMBlocks, kWide, kGrouped>;
+    if (m_blocks == kWgmmaMBlocks) {
+      return tile.n_blocks == kNarrow
+                 ? &kernel::gemm_kernel_ws<kWgmmaMBlocks, kNarrow, kGrouped>
+                 : &kernel::gemm_kernel_ws<kWgmmaMBlocks, kWide, kGrouped>;
+    }
   }
   return nullptr;
 }

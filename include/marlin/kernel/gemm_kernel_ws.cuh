@@ -1,13 +1,13 @@
-// Warp-specialized variant of the warpgroup kernel's 256- and 128-row tiles (bench/NOTES.md,
-// changes 20-23). Three warpgroups: in warpgroup 0 one thread fills the stages with tensor
-// copies (the TMA: the A tile, the B tile and the scale row, whose bytes complete on a `full`
-// mbarrier per stage); warpgroups 1 and 2 only dequantize and issue wgmmas, and release a stage
-// on its `empty` mbarrier once their wgmmas of it are done. No CTA barrier in the main loop,
-// and the copies run up to kDepth tiles ahead. A CTA's run is a whole slice, its rank's share
-// in a cluster split, or a striped run of segments (one per slice it touches) reduced through
-// the workspace as the plain kernel does; the copy thread starts a segment's copies only after
-// the previous segment's epilogue has read the reduction tile, which reuses the pipeline's
-// memory.
+// Warp-specialized variant of the warpgroup kernel's tiles (256, 128, 64 and 32 rows;
+// bench/NOTES.md, changes 20-24). Three warpgroups: in warpgroup 0 one thread fills the stages
+// with tensor copies (the TMA: the A tile, the B tile and the scale row, whose bytes complete on
+// a `full` mbarrier per stage); warpgroups 1 and 2 only dequantize and issue wgmmas, and release
+// a stage on its `empty` mbarrier once their wgmmas of it are done. No CTA barrier in the main
+// loop, and the copies run up to kDepth tiles ahead. A CTA's run is a whole slice, its rank's
+// share in a cluster split, or a striped run of segments (one per slice it touches) reduced
+// through the workspace as the plain kernel does; the copy thread starts a segment's copies
+// only after the previous segment's epilogue has read the reduction tile, which reuses the
+// pipeline's memory.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap
@@ -41,10 +41,11 @@ struct WsParams {
   CUtensorMap tensor_s;  ///< unused (zero) with per-channel scales
 };
 
-/// The warpgroup kernel's tile of 16 kMBlocks rows and 16 kNBlocks columns (256 x 128, or
-/// 128 x 128 or 256), warp-specialized. Launch with kWsThreads threads, the same shared memory
-/// as gemm_kernel's instance of that tile and any partition (in clusters of part.split CTAs
-/// where it splits; with the plan's workspace where striped runs share slices).
+/// The warpgroup kernel's tile of 16 kMBlocks rows and 16 kNBlocks columns (256 x 128,
+/// 128 x 128 or 256, 64 x 256 or 32 x 256), warp-specialized. Launch with kWsThreads threads,
+/// the same shared memory as gemm_kernel's instance of that tile and any partition (in
+/// clusters of part.split CTAs where it splits; with the plan's workspace where striped runs
+/// share slices).
 template <int kMBlocks, int kNBlocks, bool kGrouped>
 __global__ void __launch_bounds__(kWsThreads, 1)
     gemm_kernel_ws(const __grid_constant__ WsParams ws) {
