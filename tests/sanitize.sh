@@ -11,8 +11,9 @@
 # 8 rows of padding) and 128 wide (100 8192 8192, 130 512 512, 600 1024 1024, 200 768 2048),
 # its 256-row tile (600 4096 1024: 88 rows in the last tile), a cluster split of the 256-row
 # tile (256 8192 2048: 64 slices over clusters of 2) and its hybrid partition (whole slices,
-# then split ones: 1024 4352 512 on a 132-SM GPU). The 128- and 256-row tiles run the
-# warp-specialized kernel (tensor copies) where their plan is whole slices or a cluster split.
+# then split ones: 1024 4352 512 on a 132-SM GPU), and striped runs of the 256-row tile that
+# share slices through the workspace (256 10240 8192: 80 slices over 132 CTAs). Every warpgroup
+# tile runs the warp-specialized kernel (tensor copies) wherever the driver encodes tensor maps.
 set -euo pipefail
 bin=${1:?usage: sanitize.sh <gemm_once> [tool ...]}
 shift
@@ -36,6 +37,7 @@ shapes=(
   "120 16384 1024 128"
   "24 16384 2048 128"
   "1024 4352 512 128"
+  "256 10240 8192 128"
 )
 fail=0
 for tool in "${tools[@]}"; do

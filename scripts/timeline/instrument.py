@@ -59,3 +59,30 @@ insert("    __syncthreads();  // the pipeline's shared memory becomes the reduct
 insert("    write_tile<G>(params, sh_red, sh_exchange, slice, k_begin, k_end, rows, "
        "is_last_arrival);\n", before="    TL(4);\n", after="    TL(5);\n")
 open(path, "w", encoding="utf-8").write(text)
+
+# The warp-specialized kernel: the same stamps, recorded by the first computing thread (thread
+# 128); 2 and 3 are those of the CTA's last segment, 4 is the in-CTA reduction done (after a
+# striped segment's arrival on its slice's counter: its partial stored), 5 the segment written.
+path = f"{dst}/marlin/kernel/gemm_kernel_ws.cuh"
+text = open(path, encoding="utf-8").read()
+insert("template <int kMBlocks, int kNBlocks, bool kGrouped>\n__global__",
+       before="#define TLW(i)                                                                    \\\n"
+              "  do {                                                                            \\\n"
+              "    if (threadIdx.x == 128 && tl_call < 64) g_tl[tl_call][blockIdx.x][i] = tl_now(); \\\n"
+              "  } while (0)\n")
+insert("  const int tid = static_cast<int>(threadIdx.x);\n  // The role",
+       after="\n  int tl_call = 0;\n"
+             "  if (threadIdx.x == 128) tl_call = atomicAdd(&g_tl_calls[blockIdx.x], 1);\n"
+             "  TLW(0);\n"
+             "  if (threadIdx.x == 128 && tl_call < 64) g_sm[tl_call][blockIdx.x] = tl_smid();\n"
+             "  // The role")
+insert("  ptx::grid_dependency_wait();  // before A, the scales, the workspace or C are touched\n",
+       after="  TLW(1);\n")
+insert("          ptx::mbarrier_wait_parity(&full_bar[s], (full_parity >> s) & 1);\n",
+       after="          if (u == 0) TLW(2);\n")
+insert("    ptx::wgmma_wait_group<0>();\n", after="    TLW(3);\n")
+insert("    const int col0 = n_tile * G::kTileN;\n", before="    TLW(4);\n")
+insert("      ptx::named_barrier_sync(1, kComputeThreads);\n      if (is_last_arrival) {\n",
+       before="      TLW(4);\n")
+insert("    if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);\n", after="    TLW(5);\n")
+open(path, "w", encoding="utf-8").write(text)
