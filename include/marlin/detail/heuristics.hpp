@@ -39,8 +39,12 @@ constexpr int select_tile_config(int m, int n) {
 /// Rows of A from which the sm_90 warpgroup kernel is used on every layer (its 128-row tile).
 inline constexpr int kWgmmaAllLayersRows = 128;
 /// Fewest rows of A for which the sm_90 warpgroup kernel's 64-row tile is used (on layers
-/// larger than kWgmmaSmallLayer).
-inline constexpr int kWgmmaMinRows = 49;
+/// larger than kWgmmaSmallLayer). Build with -DMARLIN_WGMMA_MIN_ROWS=n only to measure other
+/// thresholds (bench/NOTES.md).
+#ifndef MARLIN_WGMMA_MIN_ROWS
+#define MARLIN_WGMMA_MIN_ROWS 49
+#endif
+inline constexpr int kWgmmaMinRows = MARLIN_WGMMA_MIN_ROWS;
 /// Fewest rows of A for the 64-row tile on layers of at least kWgmmaWideN columns.
 inline constexpr int kWgmmaWideMinRows = 33;
 /// Columns from which a layer takes the 64-row tile from kWgmmaWideMinRows rows.
@@ -70,20 +74,16 @@ inline constexpr int kWgmmaTallMinSlices = 33;
 inline constexpr int kWgmmaTinyMinN = MARLIN_WGMMA_TINY_MIN_N;
 /// Fewest rows for the 32-row warpgroup tile (below, the decode kernels).
 inline constexpr int kWgmmaTinyMinRows = 17;
-/// Largest layer (K x N weights) that takes the 32-row warpgroup tile: on 8192 x 57344 it
-/// measured x0.99-1.00 with group scales and x1.04-1.09 slower per-channel (bench/NOTES.md,
-/// change 19).
-inline constexpr long long kWgmmaTinyMaxLayer = 16384LL * 16384;
 
 /// m_blocks of the sm_90 warpgroup tile for a problem of `m` x `n` x `k`, 0 for the mma.sync
 /// kernels (which also run where the device or the binary has no wgmma). N must be a multiple
 /// of 256. From kWgmmaTallMinRows rows, where it makes at least kWgmmaTallMinSlices slices:
 /// the 256-row tile (always 128 columns wide; measured x0.94-0.97 against the 128-row tile
 /// from M = 512, bench/NOTES.md change 18); from 128 rows: the 128-row tile. For 17-32 rows
-/// on layers of at least kWgmmaTinyMinN columns and at most kWgmmaTinyMaxLayer weights: the
-/// 32-row tile (measured x0.78-0.86 on 4096 x 28672 and x0.93-1.01 on 16384 x 16384 against
-/// the mma.sync kernel, bench/NOTES.md change 19). Below that, on layers larger than
-/// kWgmmaSmallLayer: the 64-row tile from kWgmmaMinRows rows (kWgmmaWideMinRows where N is at
+/// on layers of at least kWgmmaTinyMinN columns: the 32-row tile (measured x0.78-0.86 on
+/// 4096 x 28672 and x0.93-1.01 on 16384 x 16384 against the mma.sync kernel, bench/NOTES.md
+/// change 19; warp-specialized, also x0.88-0.90 on 8192 x 57344, change 26). Below that, on
+/// layers larger than kWgmmaSmallLayer: the 64-row tile from kWgmmaMinRows rows (kWgmmaWideMinRows where N is at
 /// least kWgmmaWideN) to 64, the 128-row tile for 65-127 (one tile streams the weights once,
 /// where two 64-row tiles would stream them twice).
 /// Measured on the H200 (bench/NOTES.md, change 10): against the mma.sync kernels, faster by
@@ -100,7 +100,7 @@ constexpr int wgmma_m_blocks(int m, int n, int k) {
   if (m >= kWgmmaAllLayersRows) return kWgmmaMBlocks;
   const long long weights = static_cast<long long>(k) * n;
   if (kWgmmaTinyMinN > 0 && n >= kWgmmaTinyMinN && m >= kWgmmaTinyMinRows &&
-      m <= 16 * kWgmmaMBlocksTiny && weights > kWgmmaSmallLayer && weights <= kWgmmaTinyMaxLayer) {
+      m <= 16 * kWgmmaMBlocksTiny && weights > kWgmmaSmallLayer) {
     return kWgmmaMBlocksTiny;
   }
   const int min_rows = n >= kWgmmaWideN ? kWgmmaWideMinRows : kWgmmaMinRows;
