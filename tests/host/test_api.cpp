@@ -591,6 +591,45 @@ TEST(Partition, SliceLocalRunsExactlyForWholeSlicesAndClusterSplits) {
   EXPECT_GT(other_cases, 10);
 }
 
+// run_segment walks every CTA's run (striped, cluster split or hybrid) in pieces that each lie
+// in one slice, start where the previous one ended, never end before the slice or the run does,
+// and together cover the run; a run holds more than one segment only where it crosses slices.
+TEST(Partition, RunSegmentsCoverEachRunSliceBySlice) {
+  int multi_segment_runs = 0;
+  auto check = [&](const marlin::detail::Partition& p) {
+    for (int cta = 0; cta < p.grid; ++cta) {
+      int begin = 0, end = 0;
+      marlin::detail::cta_run(p, cta, begin, end);
+      int segments = 0;
+      for (int idx = begin; idx < end;) {
+        const marlin::detail::Segment s = marlin::detail::run_segment(p, idx, end);
+        ASSERT_GE(s.n_k, 1);
+        EXPECT_EQ(s.slice * p.k_tiles + s.k_begin, idx);
+        EXPECT_GE(s.k_begin, 0);
+        EXPECT_LE(s.k_begin + s.n_k, p.k_tiles);
+        // The segment stops at the slice's end or at the run's, never before both.
+        EXPECT_TRUE(s.k_begin + s.n_k == p.k_tiles || idx + s.n_k == end);
+        idx += s.n_k;
+        ++segments;
+      }
+      const int first_slice = begin / p.k_tiles, last_slice = (end - 1) / p.k_tiles;
+      EXPECT_EQ(segments, last_slice - first_slice + 1) << "cta " << cta;
+      multi_segment_runs += segments > 1;
+    }
+  };
+  for (int k_tiles : {1, 3, 32, 128}) {
+    for (int n_tiles : {1, 7, 80}) {
+      for (int max_ctas : {1, 5, 132, 1000}) {
+        check(marlin::detail::make_partition(k_tiles, n_tiles, 2, max_ctas));
+      }
+      for (int split = 1; split <= std::min(k_tiles, 4); ++split) {
+        check(marlin::detail::make_split_partition(k_tiles, n_tiles, 2, split));
+      }
+    }
+  }
+  EXPECT_GT(multi_segment_runs, 100);  // striped runs that cross slices occur
+}
+
 // Whole slices beyond the grid limit (kMaxGrid bounds only the slice counters of partitions
 // that reduce through the workspace): one CTA per slice, no reduction.
 TEST(Partition, WholeSlicesMayExceedTheGridLimit) {

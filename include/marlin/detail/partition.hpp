@@ -103,6 +103,24 @@ MARLIN_HOST_DEVICE constexpr void cta_run(const Partition& p, int cta, int& begi
   }
 }
 
+/// The part of a CTA's run that starts at tile `idx` and stays in one slice: the slice, its
+/// first K tile and its length (to the slice's end or to `run_end`, whichever comes first).
+/// A run is walked segment by segment: idx += n_k. (gemm_kernel computes the same through
+/// min(k_tiles, k_begin + run_end - idx); with this function its SASS changed, so it keeps its
+/// own lines until an A/B says otherwise.)
+struct Segment {
+  int slice = 0;
+  int k_begin = 0;
+  int n_k = 0;
+};
+MARLIN_HOST_DEVICE constexpr Segment run_segment(const Partition& p, int idx, int run_end) {
+  Segment s;
+  s.slice = idx / p.k_tiles;
+  s.k_begin = idx - s.slice * p.k_tiles;
+  s.n_k = p.k_tiles - s.k_begin < run_end - idx ? p.k_tiles - s.k_begin : run_end - idx;
+  return s;
+}
+
 /// First CTA whose run touches `slice`.
 MARLIN_HOST_DEVICE constexpr int first_cta(const Partition& p, int slice) {
   return slice * p.k_tiles / p.iters;

@@ -108,9 +108,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       uint32_t empty_parity = (1u << kDepth) - 1;  // a fresh barrier passes a wait on parity 1
       int segment = 0;
       for (int idx = run_begin; idx < run_end; ++segment) {
-        const int slice = idx / part.k_tiles;
-        const int k_begin = idx - slice * part.k_tiles;
-        const int n_k = min(part.k_tiles - k_begin, run_end - idx);
+        const detail::Segment seg = detail::run_segment(part, idx, run_end);
+        const int slice = seg.slice, k_begin = seg.k_begin, n_k = seg.n_k;
         idx += n_k;
         const int n_tile = slice / part.m_groups;
         const int row0 = (slice % part.m_groups) * G::kTileM;
@@ -158,9 +157,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   uint32_t frags[2][2][kStrips][4];  // [half][k16 row of the half][strip][register]
   uint32_t full_parity = 0;          // bit s: the parity of stage s's next `full` phase
   for (int idx = run_begin; idx < run_end;) {
-    const int slice = idx / part.k_tiles;
-    const int k_begin = idx - slice * part.k_tiles;
-    const int n_k = min(part.k_tiles - k_begin, run_end - idx);
+    const detail::Segment seg = detail::run_segment(part, idx, run_end);
+    const int slice = seg.slice, k_begin = seg.k_begin, n_k = seg.n_k;
     const int k_end = k_begin + n_k;
     idx += n_k;
     const int n_tile = slice / part.m_groups;
