@@ -221,9 +221,10 @@ struct CaseResult {
 };
 
 /// The launch a plan describes, for the label: path and CTA tile (`wgmma 128x256`, `mma
-/// 16x128`; `wgmma-ws` where the warp-specialized kernel runs), then how the tiles are spread: `whole` (one CTA per slice), `split S` (a cluster
-/// of S CTAs per slice), `whole W then split S` (the warpgroup kernel's hybrid: W slices one
-/// CTA each, the rest split) or `striped G` (G CTAs over the K-first order of tiles).
+/// 16x128`; `wgmma-ws` where the warp-specialized kernel runs), then how the tiles are spread:
+/// `whole` (one CTA per slice), `split S` (a cluster of S CTAs per slice), `whole W then split
+/// S` (the warpgroup kernel's hybrid: W slices one CTA each, the rest split) or `striped G` (G
+/// CTAs over the K-first order of tiles).
 std::string plan_summary(const marlin::detail::Plan& plan) {
   const marlin::detail::Partition& p = plan.part;
   const char* const path =

@@ -39,10 +39,11 @@ __device__ __forceinline__ int tl_smid() {
   return sm;
 }
 }  // namespace marlin::kernel
-#define TL(i)                                                                    \\
-  do {                                                                           \\
-    if (threadIdx.x == 0 && tl_call < 64) g_tl[tl_call][blockIdx.x][i] = tl_now(); \\
+#define TL_BY(thread, i)                                                              \\
+  do {                                                                                \\
+    if (threadIdx.x == (thread) && tl_call < 64) g_tl[tl_call][blockIdx.x][i] = tl_now(); \\
   } while (0)
+#define TL(i) TL_BY(0, i)
 namespace marlin::kernel {
 """
 insert("template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped, bool kWgmma>\n"
@@ -66,10 +67,7 @@ open(path, "w", encoding="utf-8").write(text)
 path = f"{dst}/marlin/kernel/gemm_kernel_ws.cuh"
 text = open(path, encoding="utf-8").read()
 insert("template <int kMBlocks, int kNBlocks, bool kGrouped>\n__global__",
-       before="#define TLW(i)                                                                    \\\n"
-              "  do {                                                                            \\\n"
-              "    if (threadIdx.x == 128 && tl_call < 64) g_tl[tl_call][blockIdx.x][i] = tl_now(); \\\n"
-              "  } while (0)\n")
+       before="#define TLW(i) TL_BY(128, i)\n")
 insert("  const int tid = static_cast<int>(threadIdx.x);\n  // The role",
        after="\n  int tl_call = 0;\n"
              "  if (threadIdx.x == 128) tl_call = atomicAdd(&g_tl_calls[blockIdx.x], 1);\n"
@@ -82,7 +80,6 @@ insert("          ptx::mbarrier_wait_parity(&full_bar[s], (full_parity >> s) & 1
        after="          if (u == 0) TLW(2);\n")
 insert("    ptx::wgmma_wait_group<0>();\n", after="    TLW(3);\n")
 insert("    const int col0 = n_tile * G::kTileN;\n", before="    TLW(4);\n")
-insert("      ptx::named_barrier_sync(1, kComputeThreads);\n      if (is_last_arrival) {\n",
-       before="      TLW(4);\n")
+insert("      if (is_last_arrival && G::kTileM == 256) {\n", before="      TLW(4);\n")
 insert("    if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);\n", after="    TLW(5);\n")
 open(path, "w", encoding="utf-8").write(text)

@@ -83,9 +83,9 @@ inline constexpr int kWgmmaTinyMinRows = 17;
 /// on layers of at least kWgmmaTinyMinN columns: the 32-row tile (measured x0.78-0.86 on
 /// 4096 x 28672 and x0.93-1.01 on 16384 x 16384 against the mma.sync kernel, bench/NOTES.md
 /// change 19; warp-specialized, also x0.88-0.90 on 8192 x 57344, change 26). Below that, on
-/// layers larger than kWgmmaSmallLayer: the 64-row tile from kWgmmaMinRows rows (kWgmmaWideMinRows where N is at
-/// least kWgmmaWideN) to 64, the 128-row tile for 65-127 (one tile streams the weights once,
-/// where two 64-row tiles would stream them twice).
+/// layers larger than kWgmmaSmallLayer: the 64-row tile from kWgmmaMinRows rows
+/// (kWgmmaWideMinRows where N is at least kWgmmaWideN) to 64, the 128-row tile for 65-127 (one
+/// tile streams the weights once, where two 64-row tiles would stream them twice).
 /// Measured on the H200 (bench/NOTES.md, change 10): against the mma.sync kernels, faster by
 /// 3-48 % at M = 64 and 96 on every bench layer but 4096 x 4096 (2-11 % slower there, 16
 /// slices of 256 columns); at M = 48 faster on the three layers with N >= 16384 (8-29 %) and
