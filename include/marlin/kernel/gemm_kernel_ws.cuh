@@ -266,34 +266,50 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       }
       ptx::cluster_sync();  // no CTA leaves while another still reads its shared memory
     } else {
-      // Striped runs that share the slice: as write_tile's workspace reduction (every CTA
-      // stores its fp32 partial; the last to arrive sums all of them in CTA order, the same on
-      // every run, and writes C), among the 256 computing threads.
-      ptx::named_barrier_sync(1, kComputeThreads);
+      // Striped runs that share the slice, reduced through the workspace among the 256
+      // computing threads. Unlike write_tile, a CTA arrives on the slice's counter before it
+      // stores anything (the low 16 bits count arrivals): every CTA but the last then stores
+      // its fp32 partial and counts it stored (the high bits), and the last to arrive never
+      // stores its tile; it waits until every other participant's partial is stored, then
+      // sums them all in CTA order (the same on every run) and writes C. The wait cannot
+      // deadlock: the CTAs it waits for have arrived, so they are resident and past their
+      // loops, and they store without waiting for anything. At the end of a striped run, when
+      // every CTA finishes at once, the last arrivals (most of the CTAs) store nothing.
       constexpr int kSlotFloats = G::kTileM * G::kTileN;
-      float* const mine = params.partials +
-                          static_cast<size_t>(detail::partial_slot(part, cta, slice)) * kSlotFloats;
-      for (int i = ctid; i < out_vecs; i += kComputeThreads) {
-        const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-        const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
-        float4* const dst = reinterpret_cast<float4*>(mine + r * G::kTileN + 8 * v);
-        __stcg(dst, src[0]);
-        __stcg(dst + 1, src[1]);
-      }
-      ptx::named_barrier_sync(1, kComputeThreads);  // every partial store before the arrival
+      constexpr int kStored = 1 << 16;  // participants <= grid <= kMaxGrid < kStored
+      static_assert(detail::kMaxGrid < kStored, "arrivals fit the counter's low bits");
       const int first = detail::first_cta(part, slice);
       const int last = detail::last_cta(part, slice);
+      const int participants = last - first + 1;
+      int* const counter = params.counters + detail::counter_index(part, slice);
       if (ctid == 0) {
-        int* const counter = params.counters + detail::counter_index(part, slice);
-        __threadfence();  // release: this CTA's partial before its arrival
-        const int arrived = atomicAdd(counter, 1) + 1;
-        is_last_arrival = arrived == last - first + 1;
-        if (arrived == last - first + 1) {
-          *counter = 0;     // leave the counters zeroed for the next call
-          __threadfence();  // acquire: the other participants' partials are visible
-        }
+        is_last_arrival = (atomicAdd(counter, 1) & (kStored - 1)) + 1 == participants;
       }
-      ptx::named_barrier_sync(1, kComputeThreads);
+      ptx::named_barrier_sync(1, kComputeThreads);  // also: the tile is complete in shared memory
+      if (!is_last_arrival) {
+        float* const mine =
+            params.partials +
+            static_cast<size_t>(detail::partial_slot(part, cta, slice)) * kSlotFloats;
+        for (int i = ctid; i < out_vecs; i += kComputeThreads) {
+          const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
+          const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
+          float4* const dst = reinterpret_cast<float4*>(mine + r * G::kTileN + 8 * v);
+          __stcg(dst, src[0]);
+          __stcg(dst + 1, src[1]);
+        }
+        ptx::named_barrier_sync(1, kComputeThreads);  // every partial store before the count
+        if (ctid == 0) {
+          __threadfence();  // release: this CTA's partial before it is counted stored
+          atomicAdd(counter, kStored);
+        }
+      } else {
+        if (ctid == 0) {
+          while (ptx::ld_acquire_gpu(counter) / kStored != participants - 1) __nanosleep(64);
+          *counter = 0;     // leave the counters zeroed for the next call
+          __threadfence();  // the other participants' partials are visible to the whole CTA
+        }
+        ptx::named_barrier_sync(1, kComputeThreads);
+      }
       if (is_last_arrival && G::kTileM == 256) {
         // The 256-row tile: each thread sums its output vectors i = ctid + j kComputeThreads
         // over the participants in CTA order (the same on every run), 4 vectors at a time with

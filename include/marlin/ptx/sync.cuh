@@ -64,6 +64,14 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint64_t* bar, uint32_
 #endif
 }
 
+/// A load of `*p` with acquire semantics at GPU scope: the loads after it see what the writer
+/// of the value released.
+__device__ __forceinline__ int ld_acquire_gpu(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
 /// Waits until the phase of `bar` with parity `parity` has completed (acquire). A fresh
 /// barrier is in phase 0, so waiting for parity 1 returns at once.
 __device__ __forceinline__ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity) {
