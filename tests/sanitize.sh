@@ -12,7 +12,8 @@
 # its 256-row tile (600 4096 1024: 88 rows in the last tile), a cluster split of the 256-row
 # tile (256 8192 2048: 64 slices over clusters of 2) and its hybrid partition (whole slices,
 # then split ones: 1024 4352 512 on a 132-SM GPU), and striped runs of the 256-row tile that
-# share slices through the workspace (256 10240 8192: 80 slices over 132 CTAs). Every warpgroup
+# share slices through the workspace (256 10240 8192: 80 slices over 132 CTAs), and of the 32-row
+# tile (24 49152 4096: 192 slices over 132 CTAs, bench/NOTES.md change 28). Every warpgroup
 # tile runs the warp-specialized kernel (tensor copies) wherever the driver encodes tensor maps.
 set -euo pipefail
 bin=${1:?usage: sanitize.sh <gemm_once> [tool ...]}
@@ -38,6 +39,7 @@ shapes=(
   "24 16384 2048 128"
   "1024 4352 512 128"
   "256 10240 8192 128"
+  "24 49152 4096 128"
 )
 fail=0
 for tool in "${tools[@]}"; do

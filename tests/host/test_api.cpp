@@ -362,7 +362,7 @@ TEST(Heuristics, WarpgroupPartitionByWaves) {
   using marlin::detail::select_wgmma_split;
   // The H200's capacity for the warpgroup kernel (136 KB of shared memory, one CTA per SM), as
   // cudaOccupancyMaxActiveClusters reported it: 132 SMs, 66 clusters of 2, 39 of 3, ...
-  constexpr ClusterCapacity kH200{{0, 132, 66, 39, 30, 22, 17, 15, 15}};
+  static constexpr ClusterCapacity kH200{{0, 132, 66, 39, 30, 22, 17, 15, 15}};
   // 4096 x 4096, M = 512 (64 slices of 64 K tiles): a split of 2, all clusters resident.
   static_assert(select_wgmma_split(64, 64, kH200) == 2);
   // M = 128 (16 slices): the largest split whose 16 clusters fit at once is 6.
@@ -396,6 +396,42 @@ TEST(Heuristics, WarpgroupPartitionByWaves) {
   // against striped runs (205).
   static_assert(select_wgmma_partition(160, 128, kH200).split == 2 &&
                 select_wgmma_partition(160, 128, kH200).whole == 132);
+  // The warp-specialized 256-row tile's cheaper striped runs (kWgmmaWsTallStripedCost,
+  // measured x0.92 against the hybrid in run 75): there 156 + 9 + 26 = 191 beats 194.
+  constexpr auto tall = [](int slices, int k_tiles) {
+    return select_wgmma_partition(slices, k_tiles, kH200, 0, marlin::detail::kMaxGrid,
+                                  marlin::detail::kWgmmaWsTallStripedCost);
+  };
+  static_assert(tall(160, 128).split == 0);
+  // ... but not where run 75 measured striped runs of that tile slower: one wave of whole
+  // slices (4096 x 28672, M = 256: 224 slices of 64, 128 against 109 + 6 + 26; 4096 x 6144,
+  // M = 512: 96 slices of 64), a split of 2 (8192 x 8192, M = 256: 64 slices of 128), a
+  // hybrid (8192 x 10240, M = 1024: 320 slices of 128, 322 against 311 + 19 + 26), and many
+  // waves (28672 x 8192, M = 4096: 1024 slices of 448, 3584 against 3476 + 217 + 26).
+  static_assert(tall(224, 64).split == 1 && tall(96, 64).split == 1 && tall(64, 128).split == 2);
+  static_assert(tall(320, 128).whole == 264 && tall(1024, 448).split == 1);
+  // The warp-specialized 32-row tile (kWgmmaWsTinyStripedCost): 8192 x 57344, M = 17-32 (224
+  // slices of 128) striped, 218 + 13 + 16 = 247 against two waves of whole slices, 256
+  // (measured x0.935-0.99); 16384 x 16384 (64 slices of 256) stays split over 2 (130 against
+  // 148), 4096 x 28672 (112 slices of 64) whole (64 against 74), as run 75 measured them.
+  constexpr auto tiny = [](int slices, int k_tiles) {
+    return select_wgmma_partition(slices, k_tiles, kH200, 0, marlin::detail::kMaxGrid,
+                                  marlin::detail::kWgmmaWsTinyStripedCost);
+  };
+  static_assert(tiny(224, 128).split == 0 && select_wgmma_partition(224, 128, kH200).split == 1);
+  static_assert(tiny(64, 256).split == 2 && tiny(112, 64).split == 1);
+  // Which cost a plan uses: the two warp-specialized tiles above, the model's default otherwise.
+  using marlin::detail::wgmma_striped_cost;
+  static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocksTall, true) ==
+                marlin::detail::kWgmmaWsTallStripedCost);
+  static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocksTiny, true) ==
+                marlin::detail::kWgmmaWsTinyStripedCost);
+  static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocks, true) ==
+                marlin::detail::kWgmmaStripedCost);
+  static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocksSmall, true) ==
+                marlin::detail::kWgmmaStripedCost);
+  static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocksTall, false) ==
+                marlin::detail::kWgmmaStripedCost);
   // Whole waves only (128 slices), a plain split (64), and the A/B policies: no hybrid.
   static_assert(select_wgmma_partition(128, 64, kH200).split == 1 &&
                 select_wgmma_partition(128, 64, kH200).whole == 0);

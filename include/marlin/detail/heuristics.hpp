@@ -161,22 +161,43 @@ struct ClusterCapacity {
 /// pays on top of its share of tiles (a second pipeline fill, the 128 KB fp32 partials stored
 /// and summed by the last arriver); measured on the H200 (bench/NOTES.md, change 7).
 inline constexpr int kWgmmaStripedCost = 40;
+/// kWgmmaStripedCost for the warp-specialized 256-row tile (kernel::gemm_kernel_ws), whose
+/// striped runs end cheaper (changes 23, 25 and 27: a CTA arrives before it stores, and the
+/// last arrival stores nothing and sums with loads in flight). Measured on the H200 (session
+/// 17, run 75, bench/NOTES.md change 28): 8192 x 10240 at M = 256 and 512 took 26-27 K-tile
+/// times beyond share + share / kWgmmaStripedSlowdown.
+inline constexpr int kWgmmaWsTallStripedCost = 26;
+/// kWgmmaStripedCost for the warp-specialized 32-row tile, whose partials are 32 KB: run 75
+/// measured 8 tile times beyond share + share / kWgmmaStripedSlowdown (8192 x 57344, M = 20).
+/// The 64- and 128-row tiles keep kWgmmaStripedCost: their sums load one vector at a time, and
+/// run 75 measured 21-46 tile times (8192 x 10240 and 8192 x 57344, M = 64 and 128).
+inline constexpr int kWgmmaWsTinyStripedCost = 16;
 /// Proportional cost of a striped partition: 1 / kWgmmaStripedSlowdown of its tiles (its CTAs
 /// work on slices far apart, which share less of A and B in L2 than neighbouring whole slices).
 inline constexpr int kWgmmaStripedSlowdown = 16;
 /// Cost in K-tile times of the distributed-shared-memory sum of a cluster split.
 inline constexpr int kWgmmaClusterCost = 2;
 
+/// The striped partition's fixed cost (in K-tile times) for the warpgroup tile of `m_blocks`
+/// rows, run by the warp-specialized kernel (`ws`) or the plain one.
+constexpr int wgmma_striped_cost(int m_blocks, bool ws) {
+  if (!ws) return kWgmmaStripedCost;
+  if (m_blocks == kWgmmaMBlocksTall) return kWgmmaWsTallStripedCost;
+  if (m_blocks == kWgmmaMBlocksTiny) return kWgmmaWsTinyStripedCost;
+  return kWgmmaStripedCost;
+}
+
 /// The wave model's cost, in K-tile times of one CTA, of covering `slices` slices of `k_tiles`
 /// K tiles with the warpgroup kernel on `sms` SMs: split 1, whole slices in ceil(slices / sms)
 /// waves of k_tiles; split s >= 2, a cluster split with every cluster resident at once,
 /// ceil(k_tiles / s) plus the cluster sum; split 0, striped runs, their share of all tiles plus
-/// the fixed and proportional costs above.
-constexpr long long wgmma_partition_cost(int slices, int k_tiles, long long sms, int split) {
+/// the fixed cost `striped_cost` and the proportional cost above.
+constexpr long long wgmma_partition_cost(int slices, int k_tiles, long long sms, int split,
+                                         int striped_cost = kWgmmaStripedCost) {
   if (split == 1) return (slices + sms - 1) / sms * k_tiles;
   if (split >= 2) return (k_tiles + split - 1) / split + kWgmmaClusterCost;
   const long long share = (static_cast<long long>(slices) * k_tiles + sms - 1) / sms;
-  return share + share / kWgmmaStripedSlowdown + kWgmmaStripedCost;
+  return share + share / kWgmmaStripedSlowdown + striped_cost;
 }
 
 /// How the warpgroup kernel (one CTA per SM, long K runs) covers `slices` slices of `k_tiles`
@@ -185,9 +206,11 @@ constexpr long long wgmma_partition_cost(int slices, int k_tiles, long long sms,
 /// Picks the cheapest by the wave model (wgmma_partition_cost). (Cluster splits in several
 /// waves measured up to 2x slower than this model on the H200, so they are not candidates:
 /// bench/NOTES.md, change 7.) Ties go to the simpler partition. `policy`: 0 the model; 1
-/// never striped; 2 always striped (the last two for A/B measurement only).
+/// never striped; 2 always striped (the last two for A/B measurement only). `striped_cost`:
+/// the striped partition's fixed cost for the kernel and tile that would run it
+/// (wgmma_striped_cost).
 constexpr int select_wgmma_split(int slices, int k_tiles, const ClusterCapacity& cap,
-                                 int policy = 0) {
+                                 int policy = 0, int striped_cost = kWgmmaStripedCost) {
   const long long sms = cap.clusters[1];
   if (policy == 2 || sms < 1) return 0;
   int best = 1;
@@ -201,7 +224,7 @@ constexpr int select_wgmma_split(int slices, int k_tiles, const ClusterCapacity&
     }
   }
   if (policy == 1) return best;
-  return wgmma_partition_cost(slices, k_tiles, sms, 0) < best_cost ? 0 : best;
+  return wgmma_partition_cost(slices, k_tiles, sms, 0, striped_cost) < best_cost ? 0 : best;
 }
 
 /// A partition of the warpgroup kernel: `split` as select_wgmma_split's, and with split >= 2,
@@ -215,14 +238,16 @@ struct WgmmaPartition {
 /// only): whole slices in W >= 1 whole waves of cap.clusters[s] clusters of s CTAs each, then
 /// the remaining slices (at most cap.clusters[s], so one wave) split over s CTAs each, in a
 /// grid of at most `max_grid` CTAs: W k_tiles plus the split's cost (e.g. 4096 x 6144,
-/// M = 1024: 192 slices of 64 K tiles, 128 -> 98 tile times with s = 2).
+/// M = 1024: 192 slices of 64 K tiles, 128 -> 98 tile times with s = 2). `striped_cost` as
+/// select_wgmma_split's.
 constexpr WgmmaPartition select_wgmma_partition(int slices, int k_tiles,
                                                 const ClusterCapacity& cap, int policy = 0,
-                                                int max_grid = kMaxGrid) {
-  WgmmaPartition best{select_wgmma_split(slices, k_tiles, cap, policy), 0};
+                                                int max_grid = kMaxGrid,
+                                                int striped_cost = kWgmmaStripedCost) {
+  WgmmaPartition best{select_wgmma_split(slices, k_tiles, cap, policy, striped_cost), 0};
   const long long sms = cap.clusters[1];
   if (policy != 0 || sms < 1) return best;
-  long long best_cost = wgmma_partition_cost(slices, k_tiles, sms, best.split);
+  long long best_cost = wgmma_partition_cost(slices, k_tiles, sms, best.split, striped_cost);
   for (int s = 2; s <= kMaxClusterSplit && s <= k_tiles; ++s) {
     const int per_wave = cap.clusters[s] * s;  // whole slices per wave, in clusters of s
     if (per_wave < 1) continue;

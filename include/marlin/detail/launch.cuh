@@ -627,25 +627,6 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   // every cluster resident, striped runs, or whole waves of whole slices followed by one wave
   // of split slices, whichever select_wgmma_partition's model finds cheapest.
   if (wgmma) {
-    ClusterCapacity cap;
-    if (kClusterSplit && dev.cluster) {
-      if (const Status st = cache.cluster_capacity(dev, plan.kernel, plan.smem, cap);
-          st != Status::kSuccess) {
-        return st;
-      }
-    }
-    cap.clusters[1] = capacity;
-    const WgmmaPartition wp = select_wgmma_partition(slices, k_tiles, cap, kWgmmaPlan);
-    if (wp.split >= 2) {
-      set_split(args, wp.split, plan, wp.whole);
-    } else {
-      // Whole slices are striped runs of one slice each, in as many waves as needed.
-      if (wp.split == 1) {
-        set_whole_slices(args, plan);
-      } else {
-        set_partition(args, capacity, plan);
-      }
-    }
     // The tile's warp-specialized variant, if built in and the driver encodes tensor maps
     // (run where launches_ws).
     if constexpr (kWgmmaWs) {
@@ -658,6 +639,29 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
           return st;
         }
         if (ws_fit >= 1) plan.ws_kernel = ws;
+      }
+    }
+    ClusterCapacity cap;
+    if (kClusterSplit && dev.cluster) {
+      if (const Status st = cache.cluster_capacity(dev, plan.kernel, plan.smem, cap);
+          st != Status::kSuccess) {
+        return st;
+      }
+    }
+    cap.clusters[1] = capacity;
+    // The fixed cost of striped runs depends on the kernel that would run them and its tile.
+    const bool ws_striped = plan.ws_kernel != nullptr && kWgmmaWsStriped;
+    const WgmmaPartition wp =
+        select_wgmma_partition(slices, k_tiles, cap, kWgmmaPlan, kMaxGrid,
+                               wgmma_striped_cost(plan.m_blocks, ws_striped));
+    if (wp.split >= 2) {
+      set_split(args, wp.split, plan, wp.whole);
+    } else {
+      // Whole slices are striped runs of one slice each, in as many waves as needed.
+      if (wp.split == 1) {
+        set_whole_slices(args, plan);
+      } else {
+        set_partition(args, capacity, plan);
       }
     }
     return Status::kSuccess;
