@@ -49,7 +49,8 @@ inline constexpr int kWgmmaMinRows = MARLIN_WGMMA_MIN_ROWS;
 inline constexpr int kWgmmaWideMinRows = 33;
 /// Columns from which a layer takes the 64-row tile from kWgmmaWideMinRows rows.
 inline constexpr int kWgmmaWideN = 16384;
-/// Weights (K x N) up to which a layer keeps the mma.sync kernels below kWgmmaAllLayersRows.
+/// Weights (K x N) up to which a layer keeps the mma.sync kernels below 65 rows, and below
+/// which it keeps them up to kWgmmaAllLayersRows (wgmma_m_blocks).
 inline constexpr long long kWgmmaSmallLayer = 4096LL * 4096;
 
 /// Fewest rows of A for which the sm_90 warpgroup kernel takes its 256-row tile
@@ -82,14 +83,15 @@ inline constexpr int kWgmmaTinyMinRows = 17;
 /// from M = 512, bench/NOTES.md change 18); from 128 rows: the 128-row tile. For 17-32 rows
 /// on layers of at least kWgmmaTinyMinN columns: the 32-row tile (measured x0.78-0.86 on
 /// 4096 x 28672 and x0.93-1.01 on 16384 x 16384 against the mma.sync kernel, bench/NOTES.md
-/// change 19; warp-specialized, also x0.88-0.90 on 8192 x 57344, change 26). Below that, on
-/// layers larger than kWgmmaSmallLayer: the 64-row tile from kWgmmaMinRows rows
-/// (kWgmmaWideMinRows where N is at least kWgmmaWideN) to 64, the 128-row tile for 65-127 (one
-/// tile streams the weights once, where two 64-row tiles would stream them twice).
-/// Measured on the H200 (bench/NOTES.md, change 10): against the mma.sync kernels, faster by
-/// 3-48 % at M = 64 and 96 on every bench layer but 4096 x 4096 (2-11 % slower there, 16
-/// slices of 256 columns); at M = 48 faster on the three layers with N >= 16384 (8-29 %) and
-/// 14336 x 4096, even or slower on the others.
+/// change 19; warp-specialized, also x0.88-0.90 on 8192 x 57344, change 26). Below that: on
+/// layers larger than kWgmmaSmallLayer, the 64-row tile from kWgmmaMinRows rows
+/// (kWgmmaWideMinRows where N is at least kWgmmaWideN) to 64; on layers of at least
+/// kWgmmaSmallLayer, the 128-row tile for 65-127 (one tile streams the weights once, where two
+/// 64-row tiles would stream them twice). Measured on the H200 (bench/NOTES.md, change 10):
+/// against the mma.sync kernels, faster by 3-48 % at M = 64 and 96 on every bench layer but
+/// 4096 x 4096; at M = 48 faster on the three layers with N >= 16384 (8-29 %) and 14336 x 4096,
+/// even or slower on the others. On 4096 x 4096, warp-specialized (change 29): the 128-row tile
+/// x0.84-0.93 at M = 80-127, the 64-row tile x1.04-1.12 slower at M = 49-64.
 constexpr int wgmma_m_blocks(int m, int n, int k) {
   if (n % kWgmmaTileN != 0) return 0;
   const long long tall_slices =
@@ -104,8 +106,9 @@ constexpr int wgmma_m_blocks(int m, int n, int k) {
     return kWgmmaMBlocksTiny;
   }
   const int min_rows = n >= kWgmmaWideN ? kWgmmaWideMinRows : kWgmmaMinRows;
-  if (m < min_rows || weights <= kWgmmaSmallLayer) return 0;
-  return m <= 16 * kWgmmaMBlocksSmall ? kWgmmaMBlocksSmall : kWgmmaMBlocks;
+  if (m < min_rows) return 0;
+  if (m <= 16 * kWgmmaMBlocksSmall) return weights > kWgmmaSmallLayer ? kWgmmaMBlocksSmall : 0;
+  return weights >= kWgmmaSmallLayer ? kWgmmaMBlocks : 0;
 }
 
 /// Policy for the width of the sm_90 warpgroup kernel's tile: 0, use_narrow_wgmma_tile's rule;
