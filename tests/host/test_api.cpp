@@ -274,7 +274,8 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
   static_assert(wgmma_m_blocks(64, 57344, 8192) == kWgmmaMBlocksSmall);
   static_assert(wgmma_m_blocks(65, 6144, 4096) == kWgmmaMBlocks);
   static_assert(wgmma_m_blocks(127, 4096, 14336) == kWgmmaMBlocks);
-  static_assert(wgmma_m_blocks(64, 4096, 4096) == 0 && wgmma_m_blocks(65, 4096, 4096) == kWgmmaMBlocks);
+  static_assert(wgmma_m_blocks(64, 4096, 4096) == 0);
+  static_assert(wgmma_m_blocks(65, 4096, 4096) == kWgmmaMBlocks);
   static_assert(wgmma_m_blocks(127, 4096, 4096) == kWgmmaMBlocks);
   static_assert(wgmma_m_blocks(64, 2048, 2048) == 0 && wgmma_m_blocks(127, 4096, 2048) == 0);
   // From 33 rows on layers of 16384 columns or more (measured faster at M = 48 there).
@@ -406,7 +407,7 @@ TEST(Heuristics, WarpgroupPartitionByWaves) {
                                   marlin::detail::kWgmmaWsTallStripedCost);
   };
   static_assert(tall(160, 128).split == 0);
-  // ... but not where run 75 measured striped runs of that tile slower: one wave of whole
+  // ... but not where run 75 measured striped runs of that tile slower or even: one wave of whole
   // slices (4096 x 28672, M = 256: 224 slices of 64, 128 against 109 + 6 + 26; 4096 x 6144,
   // M = 512: 96 slices of 64), a split of 2 (8192 x 8192, M = 256: 64 slices of 128), a
   // hybrid (8192 x 10240, M = 1024: 320 slices of 128, 322 against 311 + 19 + 26), and many

@@ -171,7 +171,9 @@ inline constexpr int kWgmmaStripedCost = 40;
 /// times beyond share + share / kWgmmaStripedSlowdown.
 inline constexpr int kWgmmaWsTallStripedCost = 26;
 /// kWgmmaStripedCost for the warp-specialized 32-row tile, whose partials are 32 KB: run 75
-/// measured 8 tile times beyond share + share / kWgmmaStripedSlowdown (8192 x 57344, M = 20).
+/// measured 8 tile times beyond share + share / kWgmmaStripedSlowdown on the one layer it
+/// measured there (8192 x 57344, M = 20); 16 leaves a margin for layers with more CTAs per
+/// slice, and still separates every bench layer as run 75 measured it (host tests).
 /// The 64- and 128-row tiles keep kWgmmaStripedCost: their sums load one vector at a time, and
 /// run 75 measured 21-46 tile times (8192 x 10240 and 8192 x 57344, M = 64 and 128).
 inline constexpr int kWgmmaWsTinyStripedCost = 16;
