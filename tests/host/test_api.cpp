@@ -330,6 +330,40 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
   static_assert(marlin::kWgmmaNarrowTile.tile_k() == marlin::kWgmmaTileK);
 }
 
+TEST(Heuristics, WarpgroupTilesBesideTheMmaSyncSplitOfTwo) {
+  using marlin::detail::kWgmmaBesideSplit;
+  using marlin::detail::wgmma_beats_mma_split;
+  using marlin::detail::wgmma_m_blocks_beside_split;
+  // Not a split of 2 (none: striped runs; 3 or more): the warpgroup tile runs.
+  static_assert(wgmma_beats_mma_split(0) && wgmma_beats_mma_split(3) && !wgmma_beats_mma_split(2));
+  if (!kWgmmaBesideSplit) {  // not static: A/B builds turn it off
+    EXPECT_EQ(wgmma_m_blocks_beside_split(24, 4096, 14336), 0);
+    return;
+  }
+  // 14336 x 4096 and 8192 x 10240 (bench layers, N < 16384): 17-32 rows the 32-row tile,
+  // 33-48 the 64-row tile; where wgmma_m_blocks already gives a tile, or below 17 rows,
+  // above 48, on layers of at most 4096 x 4096 or N not a multiple of 256: none.
+  EXPECT_EQ(wgmma_m_blocks_beside_split(17, 4096, 14336), marlin::kWgmmaMBlocksTiny);
+  EXPECT_EQ(wgmma_m_blocks_beside_split(32, 10240, 8192), marlin::kWgmmaMBlocksTiny);
+  EXPECT_EQ(wgmma_m_blocks_beside_split(33, 10240, 8192), marlin::kWgmmaMBlocksSmall);
+  EXPECT_EQ(wgmma_m_blocks_beside_split(48, 4096, 14336), marlin::kWgmmaMBlocksSmall);
+  EXPECT_EQ(wgmma_m_blocks_beside_split(16, 4096, 14336), 0);
+  EXPECT_EQ(wgmma_m_blocks_beside_split(49, 4096, 14336), 0);  // wgmma_m_blocks: 64-row
+  EXPECT_EQ(wgmma_m_blocks_beside_split(24, 16384, 16384), 0);  // wgmma_m_blocks: 32-row
+  EXPECT_EQ(wgmma_m_blocks_beside_split(24, 4096, 4096), 0);
+  EXPECT_EQ(wgmma_m_blocks_beside_split(24, 6016, 8192), 0);  // 6016 % 256 != 0
+  for (int m = 1; m <= 200; ++m) {
+    for (auto [n, k] : {std::pair{4096, 14336}, std::pair{10240, 8192}, std::pair{8192, 28672},
+                        std::pair{28672, 4096}, std::pair{4096, 4096}}) {
+      const int beside = wgmma_m_blocks_beside_split(m, n, k);
+      if (beside == 0) continue;
+      EXPECT_EQ(marlin::detail::wgmma_m_blocks(m, n, k), 0) << m << " " << n << " " << k;
+      EXPECT_GE(16 * beside, m);
+      EXPECT_TRUE(marlin::is_wgmma_m_blocks(beside));
+    }
+  }
+}
+
 TEST(Heuristics, NarrowWarpgroupTileWhereWideTilesAreFew) {
   using marlin::detail::kWgmmaTallMinRows;
   using marlin::detail::use_narrow_wgmma_tile;

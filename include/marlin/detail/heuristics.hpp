@@ -111,6 +111,33 @@ constexpr int wgmma_m_blocks(int m, int n, int k) {
   return weights >= kWgmmaSmallLayer ? kWgmmaMBlocks : 0;
 }
 
+/// Whether the warpgroup tiles also run where the mma.sync kernel would not split each slice
+/// over a cluster of 2 (wgmma_m_blocks_beside_split). Build with -DMARLIN_WGMMA_BESIDE_SPLIT=0
+/// only to measure without (bench/NOTES.md).
+#ifndef MARLIN_WGMMA_BESIDE_SPLIT
+#define MARLIN_WGMMA_BESIDE_SPLIT 1
+#endif
+inline constexpr bool kWgmmaBesideSplit = MARLIN_WGMMA_BESIDE_SPLIT != 0;
+
+/// m_blocks of the warpgroup tile that a problem of `m` x `n` x `k` may take where
+/// wgmma_m_blocks gives 0, if the mma.sync kernel's plan for it is not a cluster split of 2
+/// (wgmma_beats_mma_split): the 32-row tile for 17-32 rows, the 64-row tile for 33-48, on
+/// layers larger than kWgmmaSmallLayer with N a multiple of 256; 0 otherwise. Measured on the
+/// H200 (session 16 run 70, bench/NOTES.md change 26): against the mma.sync kernel these tiles
+/// took ×0.93-0.975 on 14336 × 4096 (mma.sync: a split of 3) and ×0.91-0.97 on 8192 × 10240 at
+/// 40-48 rows (striped runs), and lost ×1.04-1.11 on 8192², 28672 × 8192 and 4096 × 6144
+/// (splits of 2: two CTAs per SM, each over half of K).
+constexpr int wgmma_m_blocks_beside_split(int m, int n, int k) {
+  if (!kWgmmaBesideSplit || n % kWgmmaTileN != 0 || m < kWgmmaTinyMinRows) return 0;
+  if (static_cast<long long>(k) * n <= kWgmmaSmallLayer || wgmma_m_blocks(m, n, k) != 0) return 0;
+  if (m <= 16 * kWgmmaMBlocksTiny) return kWgmmaMBlocksTiny;
+  return m <= 48 ? kWgmmaMBlocksSmall : 0;
+}
+
+/// Whether the warpgroup tile of wgmma_m_blocks_beside_split runs instead of the mma.sync
+/// kernel whose plan would be a cluster split of `mma_split` CTAs (0: striped runs).
+constexpr bool wgmma_beats_mma_split(int mma_split) { return mma_split != 2; }
+
 /// Policy for the width of the sm_90 warpgroup kernel's tile: 0, use_narrow_wgmma_tile's rule;
 /// 1, the 128-column tile wherever the 128-row tile runs; 2, never. Build with
 /// -DMARLIN_WGMMA_NARROW=1 or 2 only to measure the alternatives (bench/NOTES.md).

@@ -587,11 +587,46 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     plan.ws_kernel = nullptr;
     return cache.ctas_per_sm(dev, plan.kernel, plan.smem, fit_per_sm);
   };
+  // The cluster split of the mma.sync kernel just taken (0: none, striped runs), the largest
+  // that keeps every cluster resident at once (select_split says when; bench/NOTES.md).
+  auto mma_cluster_split = [&](int& split) -> Status {
+    split = 0;
+    if (!kClusterSplit || !dev.cluster || fit_per_sm < 1) return Status::kSuccess;
+    const int per_sm = fit_per_sm < kMaxCtasPerSm ? fit_per_sm : kMaxCtasPerSm;
+    const int slices = (args.n / plan.tile.tile_n()) * m_groups_for(args.m, plan.m_blocks);
+    split = select_split(slices, args.k / plan.tile.tile_k(), per_sm, dev.sm_count,
+                         kMaxClusterSplit);
+    if (split >= 2) {
+      ClusterCapacity cap;
+      if (const Status st = cache.cluster_capacity(dev, plan.kernel, plan.smem, cap);
+          st != Status::kSuccess) {
+        return st;
+      }
+      while (split >= 2 && cap.clusters[split] < slices) --split;  // until all are resident
+    }
+    if (split < 2) split = 0;
+    return Status::kSuccess;
+  };
   // Where sm_90a code runs (AutoTile only) and wgmma_m_blocks allows it: the warpgroup kernel,
-  // unless it does not fit the device, which leaves the mma.sync kernel.
+  // unless it does not fit the device, which leaves the mma.sync kernel. Where only
+  // wgmma_m_blocks_beside_split allows it, the warpgroup kernel unless the mma.sync kernel
+  // would run a cluster split of 2 (wgmma_beats_mma_split).
   bool wgmma = false;
   if constexpr (std::is_same_v<Config, AutoTile>) {
-    const int wgmma_blocks = wgmma_m_blocks(args.m, args.n, args.k);
+    int wgmma_blocks = wgmma_m_blocks(args.m, args.n, args.k);
+    const int beside = wgmma_m_blocks_beside_split(args.m, args.n, args.k);
+    if (kWgmmaPath && dev.wgmma && wgmma_blocks == 0 && beside > 0) {
+      const int config = select_tile_config(args.m, args.n);
+      if (tile_divides(config, args.n)) {
+        if (const Status st = take(config, select_m_blocks(args.m), false, false);
+            st != Status::kSuccess && st != Status::kErrorInsufficientSharedMemory) {
+          return st;
+        }
+        int split = 0;
+        if (const Status st = mma_cluster_split(split); st != Status::kSuccess) return st;
+        if (wgmma_beats_mma_split(split)) wgmma_blocks = beside;
+      }
+    }
     if (kWgmmaPath && dev.wgmma && wgmma_blocks > 0) {
       const bool narrow = use_narrow_wgmma_tile(args.m, args.n, args.k);
       const Status st = take(kWgmmaConfig, wgmma_blocks, true, narrow);
@@ -669,22 +704,12 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
 
   // Far fewer slices than resident CTAs (small layers, small batches): on sm_90 split each
   // slice's K over a cluster of CTAs that reduces in shared memory, rather than over striped
-  // runs that reduce through the workspace (select_split says when; bench/NOTES.md). The
-  // split is the largest that keeps every cluster resident at once.
-  if (kClusterSplit && dev.cluster) {
-    int split = select_split(slices, k_tiles, ctas_per_sm, dev.sm_count, kMaxClusterSplit);
-    if (split >= 2) {
-      ClusterCapacity cap;
-      if (const Status st = cache.cluster_capacity(dev, plan.kernel, plan.smem, cap);
-          st != Status::kSuccess) {
-        return st;
-      }
-      while (split >= 2 && cap.clusters[split] < slices) --split;  // until all are resident
-    }
-    if (split >= 2) {
-      set_split(args, split, plan);
-      return Status::kSuccess;
-    }
+  // runs that reduce through the workspace.
+  int split = 0;
+  if (const Status st = mma_cluster_split(split); st != Status::kSuccess) return st;
+  if (split >= 2) {
+    set_split(args, split, plan);
+    return Status::kSuccess;
   }
   set_partition(args, capacity, plan);
   return Status::kSuccess;
