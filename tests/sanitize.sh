@@ -13,7 +13,8 @@
 # tile (256 8192 2048: 64 slices over clusters of 2) and its hybrid partition (whole slices,
 # then split ones: 1024 4352 512 on a 132-SM GPU), and striped runs of the 256-row tile that
 # share slices through the workspace (256 10240 8192: 80 slices over 132 CTAs), and of the 32-row
-# tile (24 49152 4096: 192 slices over 132 CTAs, bench/NOTES.md change 28). Every warpgroup
+# tile (24 49152 4096: 192 slices over 132 CTAs, bench/NOTES.md change 28), and the 32-row tile
+# beside the mma.sync kernel's split of 2 (24 4096 14336: split 6). Every warpgroup
 # tile runs the warp-specialized kernel (tensor copies) wherever the driver encodes tensor maps.
 set -euo pipefail
 bin=${1:?usage: sanitize.sh <gemm_once> [tool ...]}
@@ -40,6 +41,7 @@ shapes=(
   "1024 4352 512 128"
   "256 10240 8192 128"
   "24 49152 4096 128"
+  "24 4096 14336 128"
 )
 fail=0
 for tool in "${tools[@]}"; do

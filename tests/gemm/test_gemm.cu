@@ -283,6 +283,32 @@ TEST(GemmWarpgroup, HybridPartitionMatchesReference) {
   }
 }
 
+// The warpgroup tiles beside the mma.sync kernel's split of 2 (heuristics.hpp
+// wgmma_m_blocks_beside_split): 17-48 rows on layers larger than 4096 x 4096 whose mma.sync
+// plan would be a split of 3 or more (14336 x 4096) or striped runs (8192 x 10240) take the
+// 32- or 64-row warpgroup tile; where it would be a split of 2 (8192 x 8192), the mma.sync
+// kernel stays.
+TEST(GemmWarpgroup, TilesBesideTheMmaSyncSplitOfTwoMatchReference) {
+  MARLIN_REQUIRE_GPU();
+  marlin::detail::DeviceInfo dev;
+  ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+  for (const Shape& s : std::vector<Shape>{{24, 4096, 14336, 128},
+                                           {40, 10240, 8192, -1},
+                                           {20, 10240, 8192, 128},
+                                           {24, 8192, 8192, 128}}) {
+    marlin::detail::Plan plan;
+    ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
+    if (dev.wgmma && dev.sm_count == 132 && marlin::detail::kWgmmaBesideSplit) {
+      const bool beside = s.n != 8192;
+      EXPECT_EQ(plan.wgmma, beside) << s.m << "x" << s.n << "x" << s.k;
+      if (beside) {
+        EXPECT_EQ(plan.m_blocks, marlin::detail::wgmma_m_blocks_beside_split(s.m, s.n, s.k));
+      }
+    }
+    run_and_check(s.m, s.n, s.k, s.g);
+  }
+}
+
 // More whole slices than kMaxGrid (which bounds only the slice counters of partitions that
 // reduce through the workspace): 4100 slices of the 256-row tile (2 row groups of 2050
 // 128-column slices), one CTA each, no workspace.
