@@ -149,6 +149,29 @@ __device__ __forceinline__ void store_wgmma_acc(const float (&acc)[G::kWgStrips]
       }
 }
 
+/// Accumulator vector `q` of a warpgroup's D fragments (store_wgmma_acc's layout): registers
+/// 4 (q % (G::kTileM / 8)) .. + 3 of strip q / (G::kTileM / 8). Reads only.
+template <class G>
+__device__ __forceinline__ float4 wgmma_acc_vec(const float (&acc)[G::kWgStrips][G::kTileM / 2],
+                                                int q) {
+  const float* const a = &acc[q / (G::kTileM / 8)][4 * (q % (G::kTileM / 8))];
+  return make_float4(a[0], a[1], a[2], a[3]);
+}
+
+/// Stores `v`, a warpgroup's accumulator vector `q` (wgmma_acc_vec) or a sum of such vectors,
+/// where store_wgmma_acc stores those registers.
+template <class G>
+__device__ __forceinline__ void store_wgmma_vec(float4 v, int q, float* sh_red, int wg, int wq,
+                                                int lane) {
+  const int s = q / (G::kTileM / 8), i = q % (G::kTileM / 8);
+  const int r = 8 * i + 2 * (lane % 4);
+  const int col = wg * (64 * G::kWgStrips) + s * 64 + wq * 16 + lane / 4;
+  sh_red[r * G::kRedStride + col] = v.x;
+  sh_red[(r + 1) * G::kRedStride + col] = v.y;
+  sh_red[r * G::kRedStride + col + 8] = v.z;
+  sh_red[(r + 1) * G::kRedStride + col + 8] = v.w;
+}
+
 /// Per-channel scales of 8 consecutive columns `col .. col + 7` (col % 8 == 0), read from the
 /// permuted per-channel layout: within a 32-column block, column 2i + {0,1} + 8q sits at
 /// position 8i + 2q + {0,1}.

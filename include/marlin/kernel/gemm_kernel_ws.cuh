@@ -22,6 +22,13 @@ namespace marlin::kernel {
 
 /// Threads per CTA of gemm_kernel_ws: a copy warpgroup and two computing warpgroups.
 inline constexpr int kWsThreads = 384;
+/// Whether striped runs of the 256-row tile prefetch into L2 the partials they will most likely
+/// sum (bench/NOTES.md, change 31). Build with -DMARLIN_WS_PREFETCH_PARTIALS=0 only to measure
+/// without.
+#ifndef MARLIN_WS_PREFETCH_PARTIALS
+#define MARLIN_WS_PREFETCH_PARTIALS 1
+#endif
+inline constexpr bool kPrefetchPartials = MARLIN_WS_PREFETCH_PARTIALS != 0;
 /// Registers per thread of the copy warpgroup and of the computing warpgroups after setmaxnreg
 /// (40 * 128 + 232 * 256 = 64,512, the 168 per thread that __launch_bounds__(384, 1) gives).
 /// ptxas allocates the computing region within the raised count: the 128- and 256-row tiles'
@@ -61,6 +68,15 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       16 * (G::kAStage + G::kBStage + (kGrouped ? G::kSStage : 0));
   static_assert(G::kTileK == 64 && G::kAVecsPerRow == 8,
                 "four k16 rows and 128-byte A rows per stage");
+  // Striped runs of the 256-row tile store their partial sums from the accumulators, in
+  // fragment order, and the last arrival sums them in registers (change 31, bench/NOTES.md);
+  // the other tiles go through the reduction tile in shared memory.
+  constexpr bool kRegisterPartials = G::kTileM == 16 * kWgmmaMBlocksTall;
+  constexpr int kAccVecs = kStrips * G::kTileM / 8;  // accumulator float4s per thread
+  constexpr int kWideChunk = 16;  // vectors loaded at once when one other CTA shares the slice
+  constexpr int kChunk = 8;       // with more: the running sum takes registers too
+  static_assert(!kRegisterPartials || (kAccVecs % kWideChunk == 0 && kWideChunk % kChunk == 0),
+                "whole chunks");
   extern __shared__ int4 smem_raw[];
   __shared__ uint64_t full_bar[kDepth];   // the stage's copies have landed (bytes)
   __shared__ uint64_t empty_bar[kDepth];  // the stage's wgmmas are done (256 arrivals)
@@ -132,6 +148,24 @@ __global__ void __launch_bounds__(kWsThreads, 1)
               if constexpr (kGrouped) {
                 ptx::tensor_copy_2d(sh_s + s * G::kSStage, &ws.tensor_s, n_tile * G::kTileN,
                                     kt * G::kTileK / kGroupSize, &full_bar[s]);
+              }
+            }
+          }
+        }
+        // A striped run that ends inside its last slice most likely arrives last there: the
+        // CTAs after it started their runs on that slice and stored their partials long ago,
+        // so these are fetched into L2 while the run's last tiles compute.
+        if constexpr (kRegisterPartials && kPrefetchPartials) {
+          if (part.split == 0 && idx == run_end && k_begin + n_k < part.k_tiles) {
+            constexpr uint32_t kSlotBytes = G::kTileM * G::kTileN * sizeof(float);
+            constexpr uint32_t kPiece = 16384;
+            static_assert(kSlotBytes % kPiece == 0, "whole pieces");
+            for (int p = cta + 1; p <= detail::last_cta(part, slice); ++p) {
+              const char* const slot = reinterpret_cast<const char*>(
+                  params.partials + static_cast<size_t>(detail::partial_slot(part, p, slice)) *
+                                        G::kTileM * G::kTileN);
+              for (uint32_t off = 0; off < kSlotBytes; off += kPiece) {
+                ptx::prefetch_l2_bulk(slot + off, kPiece);
               }
             }
           }
@@ -221,9 +255,16 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     // after this segment's epilogue, red_done_bar).
     ptx::mbarrier_arrive(&empty_bar[(n_k - 1) % kDepth]);
     // Both computing warpgroups are done with the pipeline's memory (every copy landed before
-    // its `full` wait), so it becomes the reduction tile.
+    // its `full` wait), so it becomes the reduction tile (in kRegisterPartials' tile, only for
+    // whole slices, cluster splits and the striped CTA that sums the slice).
     ptx::named_barrier_sync(1, kComputeThreads);
-    detail_kernel::store_wgmma_acc<G>(acc, sh_red, cwg, wq, lane);
+    if constexpr (kRegisterPartials) {
+      if ((k_begin == 0 && k_end == part.k_tiles) || part.split > 0) {
+        detail_kernel::store_wgmma_acc<G>(acc, sh_red, cwg, wq, lane);
+      }
+    } else {
+      detail_kernel::store_wgmma_acc<G>(acc, sh_red, cwg, wq, lane);
+    }
     const int col0 = n_tile * G::kTileN;
     const int out_vecs = rows * G::kOutVecsPerRow;
     auto store_c = [&](int i, float4 lo, float4 hi) {
@@ -265,9 +306,101 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         store_c(i, lo, hi);
       }
       ptx::cluster_sync();  // no CTA leaves while another still reads its shared memory
+    } else if constexpr (kRegisterPartials) {
+      // Striped runs that share the slice, as below, with the partials in registers: every
+      // CTA arrives before it stores anything; every CTA but the last to arrive stores its
+      // accumulators straight to its workspace slot in fragment order (vector q of every
+      // thread, then q + 1: coalesced) and releases the stages at once, so the copy thread
+      // starts its next segment while it stores; the last arrival sums each of its own
+      // accumulator vectors with the same vector of the others' partials, in CTA order (the
+      // same on every run), writes the sums into the reduction tile, and the tile goes to C
+      // as 16-byte vectors. The accumulators are only read: a non-wgmma instruction that
+      // defines them makes ptxas serialize the main loop's wgmmas (C7515).
+      constexpr int kSlotFloats = G::kTileM * G::kTileN;
+      constexpr int kStored = 1 << 16;  // participants <= grid <= kMaxGrid < kStored
+      static_assert(detail::kMaxGrid < kStored, "arrivals fit the counter's low bits");
+      const int first = detail::first_cta(part, slice);
+      const int last = detail::last_cta(part, slice);
+      const int participants = last - first + 1;
+      int* const counter = params.counters + detail::counter_index(part, slice);
+      auto slot_vecs = [&](int p) {  // this thread's vector 0 of participant p's partial
+        return reinterpret_cast<float4*>(
+                   params.partials +
+                   static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats) +
+               ctid;
+      };
+      if (ctid == 0) {
+        is_last_arrival = (atomicAdd(counter, 1) & (kStored - 1)) + 1 == participants;
+      }
+      ptx::named_barrier_sync(1, kComputeThreads);
+      if (!is_last_arrival) {
+        if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);  // this segment's, done early
+        float4* const mine = slot_vecs(cta);
+#pragma unroll
+        for (int q = 0; q < kAccVecs; ++q) {
+          __stcg(mine + q * kComputeThreads, detail_kernel::wgmma_acc_vec<G>(acc, q));
+        }
+        ptx::named_barrier_sync(1, kComputeThreads);  // every partial store before the count
+        if (ctid == 0) {
+          __threadfence();  // release: this CTA's partial before it is counted stored
+          atomicAdd(counter, kStored);
+        }
+        continue;  // the stages were released above
+      }
+      if (ctid == 0) {
+        while (ptx::ld_acquire_gpu(counter) / kStored != participants - 1) __nanosleep(64);
+        *counter = 0;     // leave the counters zeroed for the next call
+        __threadfence();  // the other participants' partials are visible to the whole CTA
+      }
+      ptx::named_barrier_sync(1, kComputeThreads);
+      if (participants == 2) {
+        // One other partial (the common case): the sum of two is the same in either order,
+        // so a chunk of kWideChunk vectors is loaded at once.
+        const float4* const other = slot_vecs(cta == first ? last : first);
+#pragma unroll
+        for (int q0 = 0; q0 < kAccVecs; q0 += kWideChunk) {
+          float4 sum[kWideChunk];
+#pragma unroll
+          for (int j = 0; j < kWideChunk; ++j) sum[j] = __ldcg(other + (q0 + j) * kComputeThreads);
+#pragma unroll
+          for (int j = 0; j < kWideChunk; ++j) {
+            sum[j] = detail_kernel::add4(detail_kernel::wgmma_acc_vec<G>(acc, q0 + j), sum[j]);
+            detail_kernel::store_wgmma_vec<G>(sum[j], q0 + j, sh_red, cwg, wq, lane);
+          }
+        }
+      } else {
+        // Three or more: a running sum in CTA order, kChunk vectors at a time.
+#pragma unroll
+        for (int q0 = 0; q0 < kAccVecs; q0 += kChunk) {
+          float4 sum[kChunk];
+#pragma unroll 1
+          for (int p = first; p <= last; ++p) {
+            const float4* const src = slot_vecs(p);
+            float4 term[kChunk];
+#pragma unroll
+            for (int j = 0; j < kChunk; ++j) {
+              term[j] = p == cta ? detail_kernel::wgmma_acc_vec<G>(acc, q0 + j)
+                                 : __ldcg(src + (q0 + j) * kComputeThreads);
+            }
+#pragma unroll
+            for (int j = 0; j < kChunk; ++j) {
+              sum[j] = p == first ? term[j] : detail_kernel::add4(sum[j], term[j]);
+            }
+          }
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j) {
+            detail_kernel::store_wgmma_vec<G>(sum[j], q0 + j, sh_red, cwg, wq, lane);
+          }
+        }
+      }
+      ptx::named_barrier_sync(1, kComputeThreads);
+      for (int i = ctid; i < out_vecs; i += kComputeThreads) {
+        const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
+        store_c(i, src[0], src[1]);
+      }
     } else {
-      // Striped runs that share the slice, reduced through the workspace among the 256
-      // computing threads. Unlike write_tile, a CTA arrives on the slice's counter before it
+      // Striped runs that share the slice (the 32-, 64- and 128-row tiles), reduced through
+      // the workspace among the 256 computing threads. Unlike write_tile, a CTA arrives on the slice's counter before it
       // stores anything (the low 16 bits count arrivals): every CTA but the last then stores
       // its fp32 partial and counts it stored (the high bits), and the last to arrive never
       // stores its tile; it waits until every other participant's partial is stored, then
@@ -310,61 +443,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         }
         ptx::named_barrier_sync(1, kComputeThreads);
       }
-      if (is_last_arrival && G::kTileM == 256) {
-        // The 256-row tile: each thread sums its output vectors i = ctid + j kComputeThreads
-        // over the participants in CTA order (the same on every run), 4 vectors at a time with
-        // all of one participant's loads of them in flight together, not one vector at a time
-        // (session 16: 8192 x 10240, M = 256, x0.93). The other tiles keep the loop below: in
-        // them this sum changed the main loop's register allocation (128 x 256 with group
-        // scales measured x1.07 slower), and 4 or 8 vectors at a time spilled where the
-        // accumulators and fragments take 160 registers per thread (ptxas sees the next
-        // segment's first wgmma read them, so they stay allocated here).
-        constexpr int kVecs = G::kTileM * G::kOutVecsPerRow / kComputeThreads;
-        constexpr int kChunk = 4;
-        static_assert(kVecs % kChunk == 0, "whole chunks of output vectors per thread");
-#pragma unroll 1
-        for (int j0 = 0; j0 < kVecs; j0 += kChunk) {
-          float4 lo[kChunk], hi[kChunk];
-#pragma unroll
-          for (int j = 0; j < kChunk; ++j) lo[j] = hi[j] = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll 1
-          for (int p = first; p <= last; ++p) {
-            const float* const slot =
-                p == cta ? nullptr
-                         : params.partials +
-                               static_cast<size_t>(detail::partial_slot(part, p, slice)) *
-                                   kSlotFloats;
-            float4 plo[kChunk], phi[kChunk];
-#pragma unroll
-            for (int j = 0; j < kChunk; ++j) {
-              const int i = ctid + (j0 + j) * kComputeThreads;
-              const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-              const float4* const src =
-                  slot == nullptr ? reinterpret_cast<const float4*>(tile_value(i))
-                                  : reinterpret_cast<const float4*>(slot + r * G::kTileN + 8 * v);
-              if (i >= out_vecs) {
-                plo[j] = phi[j] = make_float4(0.f, 0.f, 0.f, 0.f);
-              } else if (slot == nullptr) {
-                plo[j] = src[0];
-                phi[j] = src[1];
-              } else {
-                plo[j] = __ldcg(src);
-                phi[j] = __ldcg(src + 1);
-              }
-            }
-#pragma unroll
-            for (int j = 0; j < kChunk; ++j) {
-              lo[j] = p == first ? plo[j] : detail_kernel::add4(lo[j], plo[j]);
-              hi[j] = p == first ? phi[j] : detail_kernel::add4(hi[j], phi[j]);
-            }
-          }
-#pragma unroll
-          for (int j = 0; j < kChunk; ++j) {
-            const int i = ctid + (j0 + j) * kComputeThreads;
-            if (i < out_vecs) store_c(i, lo[j], hi[j]);
-          }
-        }
-      } else if (is_last_arrival) {
+      if (is_last_arrival) {
         for (int i = ctid; i < out_vecs; i += kComputeThreads) {
           const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
           float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
