@@ -7,7 +7,8 @@
 // share in a cluster split, or a striped run of segments (one per slice it touches) reduced
 // through the workspace as the plain kernel does; the copy thread starts a segment's copies
 // only after the previous segment's epilogue has read the reduction tile, which reuses the
-// pipeline's memory.
+// pipeline's memory (striped runs of the 256-row tile store their partials from registers,
+// so unless a CTA sums the slice it lets the copies start as soon as it has arrived).
 #pragma once
 
 #include <cuda.h>  // CUtensorMap
@@ -22,13 +23,6 @@ namespace marlin::kernel {
 
 /// Threads per CTA of gemm_kernel_ws: a copy warpgroup and two computing warpgroups.
 inline constexpr int kWsThreads = 384;
-/// Whether striped runs of the 256-row tile prefetch into L2 the partials they will most likely
-/// sum (bench/NOTES.md, change 31). Build with -DMARLIN_WS_PREFETCH_PARTIALS=0 only to measure
-/// without.
-#ifndef MARLIN_WS_PREFETCH_PARTIALS
-#define MARLIN_WS_PREFETCH_PARTIALS 1
-#endif
-inline constexpr bool kPrefetchPartials = MARLIN_WS_PREFETCH_PARTIALS != 0;
 /// Registers per thread of the copy warpgroup and of the computing warpgroups after setmaxnreg
 /// (40 * 128 + 232 * 256 = 64,512, the 168 per thread that __launch_bounds__(384, 1) gives).
 /// ptxas allocates the computing region within the raised count: the 128- and 256-row tiles'
@@ -129,7 +123,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         idx += n_k;
         const int n_tile = slice / part.m_groups;
         const int row0 = (slice % part.m_groups) * G::kTileM;
-        // The previous segment's epilogue reuses the stages as its reduction tile.
+        // The previous segment's epilogue reuses the stages as its reduction tile (or releases
+        // them before it stores its partial: kRegisterPartials).
         if (segment > 0) ptx::mbarrier_wait_parity(&red_done_bar, (segment - 1) & 1);
         for (int u0 = 0; u0 < n_k; u0 += kDepth) {
 #pragma unroll
@@ -148,24 +143,6 @@ __global__ void __launch_bounds__(kWsThreads, 1)
               if constexpr (kGrouped) {
                 ptx::tensor_copy_2d(sh_s + s * G::kSStage, &ws.tensor_s, n_tile * G::kTileN,
                                     kt * G::kTileK / kGroupSize, &full_bar[s]);
-              }
-            }
-          }
-        }
-        // A striped run that ends inside its last slice most likely arrives last there: the
-        // CTAs after it started their runs on that slice and stored their partials long ago,
-        // so these are fetched into L2 while the run's last tiles compute.
-        if constexpr (kRegisterPartials && kPrefetchPartials) {
-          if (part.split == 0 && idx == run_end && k_begin + n_k < part.k_tiles) {
-            constexpr uint32_t kSlotBytes = G::kTileM * G::kTileN * sizeof(float);
-            constexpr uint32_t kPiece = 16384;
-            static_assert(kSlotBytes % kPiece == 0, "whole pieces");
-            for (int p = cta + 1; p <= detail::last_cta(part, slice); ++p) {
-              const char* const slot = reinterpret_cast<const char*>(
-                  params.partials + static_cast<size_t>(detail::partial_slot(part, p, slice)) *
-                                        G::kTileM * G::kTileN);
-              for (uint32_t off = 0; off < kSlotBytes; off += kPiece) {
-                ptx::prefetch_l2_bulk(slot + off, kPiece);
               }
             }
           }

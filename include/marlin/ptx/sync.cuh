@@ -139,17 +139,6 @@ __device__ __forceinline__ void tensor_copy_3d(void* dst, const void* tensor_map
 #endif
 }
 
-/// Asks the L2 to fetch the `bytes` bytes at `src` (global, 16-byte aligned, `bytes` a multiple
-/// of 16) without waiting for them: a hint, which neither writes nor orders anything.
-__device__ __forceinline__ void prefetch_l2_bulk(const void* src, uint32_t bytes) {
-#if defined(MARLIN_SM90A_ENABLED)
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
-#else
-  (void)src; (void)bytes;
-  __trap();
-#endif
-}
-
 /// Waits at named barrier `id` (1..15; 0 is __syncthreads') until `threads` threads (a
 /// multiple of 32) have arrived.
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
