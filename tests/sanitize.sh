@@ -10,8 +10,9 @@
 # 8 stages), its 64-row tile (50 4096 8192), its 128-row tile 256 columns wide (120 16384 1024:
 # 8 rows of padding) and 128 wide (100 8192 8192, 130 512 512, 600 1024 1024, 200 768 2048),
 # its 256-row tile (600 4096 1024: 88 rows in the last tile), a cluster split of the 256-row
-# tile (256 8192 2048: 64 slices over clusters of 2) and its hybrid partition (whole slices,
-# then split ones: 1024 4352 512 on a 132-SM GPU), and striped runs of the 256-row tile that
+# tile (256 4352 4096: 34 slices over clusters of 3) and its hybrid partition (whole slices,
+# then split ones: 1000 6144 2048 on a 132-SM GPU), the 128-row tile where wgmma_m_blocks
+# gives the 256-row one (1024 4352 512: a hybrid), and striped runs of the 256-row tile that
 # share slices through the workspace (256 10240 8192: 80 slices over 132 CTAs), and of the 32-row
 # tile (24 49152 4096: 192 slices over 132 CTAs, bench/NOTES.md change 28), and the 32-row tile
 # beside the mma.sync kernel's split of 2 (24 4096 14336: split 6). Every warpgroup
@@ -34,11 +35,12 @@ shapes=(
   "130 512 512 128"
   "600 1024 1024 128"
   "600 4096 1024 128"
-  "256 8192 2048 -1"
+  "256 4352 4096 -1"
   "200 768 2048 -1"
   "120 16384 1024 128"
   "24 16384 2048 128"
   "1024 4352 512 128"
+  "1000 6144 2048 128"
   "256 10240 8192 128"
   "24 49152 4096 128"
   "24 4096 14336 128"

@@ -262,9 +262,10 @@ void auto_plan(const Shape& s, const marlin::detail::DeviceInfo& dev,
 
 // The warpgroup kernel's hybrid partition (whole waves of whole slices, then one wave of
 // slices split over clusters; heuristics.hpp select_wgmma_partition), on shapes whose plan on
-// an H200 is such a hybrid: 136 slices of 8 K tiles (120 whole, 16 split over 4 CTAs), of the
-// 256-row tile (M = 1024) and of the 128-row tile (M = 128), and 192 of 64 (132 whole, 60
-// split over 2).
+// an H200 is such a hybrid: of the 128-row tile, 272 slices of 8 K tiles (M = 1024, which
+// wgmma_rows_beat_tall moves off the 256-row tile: 234 whole, 38 split over 3 CTAs) and 136
+// (M = 128: 120 whole, 16 split over 4); of the 256-row tile, 192 of 64 (132 whole, 60 split
+// over 2).
 TEST(GemmWarpgroup, HybridPartitionMatchesReference) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
@@ -311,12 +312,12 @@ TEST(GemmWarpgroup, TilesBesideTheMmaSyncSplitOfTwoMatchReference) {
 
 // More whole slices than kMaxGrid (which bounds only the slice counters of partitions that
 // reduce through the workspace): 4100 slices of the 256-row tile (2 row groups of 2050
-// 128-column slices), one CTA each, no workspace.
+// 128-column slices, the second holding 244 rows), one CTA each, no workspace.
 TEST(GemmWarpgroup, WholeSlicesBeyondTheGridLimitMatchReference) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
-  const Shape s{257, 262400, 128, 128};
+  const Shape s{500, 262400, 128, 128};
   marlin::detail::Plan plan;
   ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
   if (dev.wgmma && dev.sm_count == 132) {

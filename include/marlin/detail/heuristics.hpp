@@ -299,4 +299,65 @@ constexpr WgmmaPartition select_wgmma_partition(int slices, int k_tiles,
   return best;
 }
 
+/// The wave model's cost (wgmma_partition_cost) of `p`, select_wgmma_partition's choice for
+/// `slices` slices of `k_tiles` K tiles on capacity `cap`: with `p.whole` > 0, its whole waves
+/// of whole slices plus the split wave.
+constexpr long long wgmma_plan_cost(int slices, int k_tiles, const ClusterCapacity& cap,
+                                    WgmmaPartition p, int striped_cost = kWgmmaStripedCost) {
+  const long long sms = cap.clusters[1];
+  if (p.whole == 0 || p.split < 2) {
+    return wgmma_partition_cost(slices, k_tiles, sms, p.split, striped_cost);
+  }
+  const int waves = p.whole / (cap.clusters[p.split] * p.split);
+  return static_cast<long long>(waves) * k_tiles +
+         wgmma_partition_cost(slices - p.whole, k_tiles, sms, p.split);
+}
+
+/// Whether the 128-row tile (128 columns wide) is planned where wgmma_m_blocks gives the
+/// 256-row tile: 1 (the default), where wgmma_rows_beat_tall says so; 0, never. Build with
+/// -DMARLIN_WGMMA_ROWS_128=0 only to measure without (bench/NOTES.md, change 32).
+#ifndef MARLIN_WGMMA_ROWS_128
+#define MARLIN_WGMMA_ROWS_128 1
+#endif
+inline constexpr bool kWgmmaRows128 = MARLIN_WGMMA_ROWS_128 != 0;
+/// K-tile time of the 128-row tile relative to the 256-row tile's in wgmma_rows_beat_tall, as
+/// kWgmmaRowsCostNum / kWgmmaRowsCostDen = 0.633: measured 0.50-0.60 on the H200 (session 18,
+/// runs 82-83: whole slices of either tile, one wave or several), the rest a margin for its
+/// hybrid partitions, which gained less than the model says (×0.92-0.99 where the model says
+/// ×0.80 with 0.55).
+inline constexpr int kWgmmaRowsCostNum = 19;
+inline constexpr int kWgmmaRowsCostDen = 30;
+/// What a cluster split of the 256-row tile costs beyond kWgmmaClusterCost, in its K-tile times,
+/// when it is compared with the 128-row tile: its splits of 2 took 1.12-1.19× the time of the
+/// 128-row tile's whole slices where the model with kWgmmaClusterCost alone says 0.97 (4096 ×
+/// 6144 at M = 256, 4096² at M = 384-512; runs 82-83).
+inline constexpr int kWgmmaTallSplitExtraCost = 8;
+
+/// Whether the 128-row warpgroup tile (kWgmmaNarrowTile, m_blocks kWgmmaMBlocks) covers a
+/// problem of `m` x `n` x `k`, for which wgmma_m_blocks gives the 256-row tile, more cheaply
+/// than that tile on capacity `cap` (both tiles run one CTA per SM): the wave model's cost of
+/// each tile's partition (select_wgmma_partition, with its striped cost `tall_striped_cost` or
+/// `rows_striped_cost`), the 256-row tile's plus kWgmmaTallSplitExtraCost where it splits,
+/// the 128-row tile's scaled by kWgmmaRowsCostNum / kWgmmaRowsCostDen. It takes rows the
+/// 256-row tile would pad (M = 384: ×0.79-0.93 on every bench layer) and slices it would leave
+/// idle or split (4096 × 6144 at M = 256-512, 4096² at M = 384-768: ×0.84-0.96), and leaves
+/// M = 256 and 512 on the larger layers to the 256-row tile (there the 128-row tile measured
+/// ×1.02-1.17 slower). Measured on the H200: session 18, runs 82-83, bench/NOTES.md change 32.
+constexpr bool wgmma_rows_beat_tall(int m, int n, int k, const ClusterCapacity& cap,
+                                    int tall_striped_cost, int rows_striped_cost) {
+  if (!kWgmmaRows128 || cap.clusters[1] < 1) return false;
+  const int k_tiles = k / kWgmmaTileK;
+  const int col_tiles = n / kWgmmaNarrowTile.tile_n();
+  const int tall_slices = col_tiles * m_groups_for(m, kWgmmaMBlocksTall);
+  const int rows_slices = col_tiles * m_groups_for(m, kWgmmaMBlocks);
+  const WgmmaPartition tall =
+      select_wgmma_partition(tall_slices, k_tiles, cap, 0, kMaxGrid, tall_striped_cost);
+  const WgmmaPartition rows =
+      select_wgmma_partition(rows_slices, k_tiles, cap, 0, kMaxGrid, rows_striped_cost);
+  const long long tall_cost = wgmma_plan_cost(tall_slices, k_tiles, cap, tall, tall_striped_cost) +
+                              (tall.split >= 2 ? kWgmmaTallSplitExtraCost : 0);
+  const long long rows_cost = wgmma_plan_cost(rows_slices, k_tiles, cap, rows, rows_striped_cost);
+  return rows_cost * kWgmmaRowsCostNum < tall_cost * kWgmmaRowsCostDen;
+}
+
 }  // namespace marlin::detail
