@@ -517,7 +517,7 @@ TEST(Heuristics, RowsOf128WhereTheTallTileMeasuredSlower) {
     return;
   }
   // Runs 82-83 (session 18): the 128-row tile measured faster (x0.79-0.96) where it is taken:
-  // M = 384 on every layer (the 256-row tile pads 128 rows), 4096 x 6144 at M = 256-512 (the
+  // M = 384 on seven layers (the 256-row tile pads 128 rows), 4096 x 6144 at M = 256-512 (the
   // 256-row tile's split of 2 at 256, 96 whole slices for 132 SMs at 512), 4096^2 at 384-768.
   for (auto [k, n] : {std::pair{4096, 6144}, std::pair{4096, 4096}, std::pair{8192, 8192},
                       std::pair{8192, 10240}, std::pair{28672, 8192}, std::pair{16384, 16384},

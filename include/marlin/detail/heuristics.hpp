@@ -80,7 +80,8 @@ inline constexpr int kWgmmaTinyMinRows = 17;
 /// kernels (which also run where the device or the binary has no wgmma). N must be a multiple
 /// of 256. From kWgmmaTallMinRows rows, where it makes at least kWgmmaTallMinSlices slices:
 /// the 256-row tile (always 128 columns wide; measured x0.94-0.97 against the 128-row tile
-/// from M = 512, bench/NOTES.md change 18); from 128 rows: the 128-row tile. For 17-32 rows
+/// from M = 512, bench/NOTES.md change 18; make_plan takes the 128-row tile instead where
+/// wgmma_rows_beat_tall says so); from 128 rows: the 128-row tile. For 17-32 rows
 /// on layers of at least kWgmmaTinyMinN columns: the 32-row tile (measured x0.78-0.86 on
 /// 4096 x 28672 and x0.93-1.01 on 16384 x 16384 against the mma.sync kernel, bench/NOTES.md
 /// change 19; warp-specialized, also x0.88-0.90 on 8192 x 57344, change 26). Below that: on
@@ -339,10 +340,11 @@ inline constexpr int kWgmmaTallSplitExtraCost = 8;
 /// each tile's partition (select_wgmma_partition, with its striped cost `tall_striped_cost` or
 /// `rows_striped_cost`), the 256-row tile's plus kWgmmaTallSplitExtraCost where it splits,
 /// the 128-row tile's scaled by kWgmmaRowsCostNum / kWgmmaRowsCostDen. It takes rows the
-/// 256-row tile would pad (M = 384: ×0.79-0.93 on every bench layer) and slices it would leave
-/// idle or split (4096 × 6144 at M = 256-512, 4096² at M = 384-768: ×0.84-0.96), and leaves
-/// M = 256 and 512 on the larger layers to the 256-row tile (there the 128-row tile measured
-/// ×1.02-1.17 slower). Measured on the H200: session 18, runs 82-83, bench/NOTES.md change 32.
+/// 256-row tile would pad (M = 384: ×0.79-0.93 on seven of the eight layers measured) and
+/// slices it would leave idle or split (4096 × 6144 at M = 256-512, 4096² at M = 384-768:
+/// ×0.84-0.96), and leaves M = 256 and 512 on the larger layers to the 256-row tile (there
+/// the 128-row tile measured ×1.02-1.17 slower). Measured on the H200: session 18, runs
+/// 82-84, bench/NOTES.md change 32.
 constexpr bool wgmma_rows_beat_tall(int m, int n, int k, const ClusterCapacity& cap,
                                     int tall_striped_cost, int rows_striped_cost) {
   if (!kWgmmaRows128 || cap.clusters[1] < 1) return false;

@@ -283,101 +283,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         store_c(i, lo, hi);
       }
       ptx::cluster_sync();  // no CTA leaves while another still reads its shared memory
-    } else if constexpr (kRegisterPartials) {
-      // Striped runs that share the slice, as below, with the partials in registers: every
-      // CTA arrives before it stores anything; every CTA but the last to arrive stores its
-      // accumulators straight to its workspace slot in fragment order (vector q of every
-      // thread, then q + 1: coalesced) and releases the stages at once, so the copy thread
-      // starts its next segment while it stores; the last arrival sums each of its own
-      // accumulator vectors with the same vector of the others' partials, in CTA order (the
-      // same on every run), writes the sums into the reduction tile, and the tile goes to C
-      // as 16-byte vectors. The accumulators are only read: a non-wgmma instruction that
-      // defines them makes ptxas serialize the main loop's wgmmas (C7515).
-      constexpr int kSlotFloats = G::kTileM * G::kTileN;
-      constexpr int kStored = 1 << 16;  // participants <= grid <= kMaxGrid < kStored
-      static_assert(detail::kMaxGrid < kStored, "arrivals fit the counter's low bits");
-      const int first = detail::first_cta(part, slice);
-      const int last = detail::last_cta(part, slice);
-      const int participants = last - first + 1;
-      int* const counter = params.counters + detail::counter_index(part, slice);
-      auto slot_vecs = [&](int p) {  // this thread's vector 0 of participant p's partial
-        return reinterpret_cast<float4*>(
-                   params.partials +
-                   static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats) +
-               ctid;
-      };
-      if (ctid == 0) {
-        is_last_arrival = (atomicAdd(counter, 1) & (kStored - 1)) + 1 == participants;
-      }
-      ptx::named_barrier_sync(1, kComputeThreads);
-      if (!is_last_arrival) {
-        if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);  // this segment's, done early
-        float4* const mine = slot_vecs(cta);
-#pragma unroll
-        for (int q = 0; q < kAccVecs; ++q) {
-          __stcg(mine + q * kComputeThreads, detail_kernel::wgmma_acc_vec<G>(acc, q));
-        }
-        ptx::named_barrier_sync(1, kComputeThreads);  // every partial store before the count
-        if (ctid == 0) {
-          __threadfence();  // release: this CTA's partial before it is counted stored
-          atomicAdd(counter, kStored);
-        }
-        continue;  // the stages were released above
-      }
-      if (ctid == 0) {
-        while (ptx::ld_acquire_gpu(counter) / kStored != participants - 1) __nanosleep(64);
-        *counter = 0;     // leave the counters zeroed for the next call
-        __threadfence();  // the other participants' partials are visible to the whole CTA
-      }
-      ptx::named_barrier_sync(1, kComputeThreads);
-      if (participants == 2) {
-        // One other partial (the common case): the sum of two is the same in either order,
-        // so a chunk of kWideChunk vectors is loaded at once.
-        const float4* const other = slot_vecs(cta == first ? last : first);
-#pragma unroll
-        for (int q0 = 0; q0 < kAccVecs; q0 += kWideChunk) {
-          float4 sum[kWideChunk];
-#pragma unroll
-          for (int j = 0; j < kWideChunk; ++j) sum[j] = __ldcg(other + (q0 + j) * kComputeThreads);
-#pragma unroll
-          for (int j = 0; j < kWideChunk; ++j) {
-            sum[j] = detail_kernel::add4(detail_kernel::wgmma_acc_vec<G>(acc, q0 + j), sum[j]);
-            detail_kernel::store_wgmma_vec<G>(sum[j], q0 + j, sh_red, cwg, wq, lane);
-          }
-        }
-      } else {
-        // Three or more: a running sum in CTA order, kChunk vectors at a time.
-#pragma unroll
-        for (int q0 = 0; q0 < kAccVecs; q0 += kChunk) {
-          float4 sum[kChunk];
-#pragma unroll 1
-          for (int p = first; p <= last; ++p) {
-            const float4* const src = slot_vecs(p);
-            float4 term[kChunk];
-#pragma unroll
-            for (int j = 0; j < kChunk; ++j) {
-              term[j] = p == cta ? detail_kernel::wgmma_acc_vec<G>(acc, q0 + j)
-                                 : __ldcg(src + (q0 + j) * kComputeThreads);
-            }
-#pragma unroll
-            for (int j = 0; j < kChunk; ++j) {
-              sum[j] = p == first ? term[j] : detail_kernel::add4(sum[j], term[j]);
-            }
-          }
-#pragma unroll
-          for (int j = 0; j < kChunk; ++j) {
-            detail_kernel::store_wgmma_vec<G>(sum[j], q0 + j, sh_red, cwg, wq, lane);
-          }
-        }
-      }
-      ptx::named_barrier_sync(1, kComputeThreads);
-      for (int i = ctid; i < out_vecs; i += kComputeThreads) {
-        const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
-        store_c(i, src[0], src[1]);
-      }
     } else {
-      // Striped runs that share the slice (the 32-, 64- and 128-row tiles), reduced through
-      // the workspace among the 256 computing threads. Unlike write_tile, a CTA arrives on the slice's counter before it
+      // Striped runs that share the slice, reduced through the workspace among the 256
+      // computing threads. Unlike write_tile, a CTA arrives on the slice's counter before it
       // stores anything (the low 16 bits count arrivals): every CTA but the last then stores
       // its fp32 partial and counts it stored (the high bits), and the last to arrive never
       // stores its tile; it waits until every other participant's partial is stored, then
@@ -395,53 +303,138 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       if (ctid == 0) {
         is_last_arrival = (atomicAdd(counter, 1) & (kStored - 1)) + 1 == participants;
       }
-      ptx::named_barrier_sync(1, kComputeThreads);  // also: the tile is complete in shared memory
-      if (!is_last_arrival) {
-        float* const mine =
-            params.partials +
-            static_cast<size_t>(detail::partial_slot(part, cta, slice)) * kSlotFloats;
-        for (int i = ctid; i < out_vecs; i += kComputeThreads) {
-          const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-          const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
-          float4* const dst = reinterpret_cast<float4*>(mine + r * G::kTileN + 8 * v);
-          __stcg(dst, src[0]);
-          __stcg(dst + 1, src[1]);
+      // Also, except in kRegisterPartials' tile: the tile is complete in shared memory.
+      ptx::named_barrier_sync(1, kComputeThreads);
+      if constexpr (kRegisterPartials) {
+        // The partials in registers: every CTA but the last to arrive stores its
+        // accumulators straight to its workspace slot in fragment order (vector q of every
+        // thread, then q + 1: coalesced) and releases the stages at once, so the copy
+        // thread starts its next segment while it stores; the last arrival sums each of its
+        // own accumulator vectors with the same vector of the others' partials, in CTA
+        // order, writes the sums into the reduction tile, and the tile goes to C as 16-byte
+        // vectors. The accumulators are only read: a non-wgmma instruction that defines
+        // them makes ptxas serialize the main loop's wgmmas (C7515).
+        auto slot_vecs = [&](int p) {  // this thread's vector 0 of participant p's partial
+          return reinterpret_cast<float4*>(
+                     params.partials +
+                     static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats) +
+                 ctid;
+        };
+        if (!is_last_arrival) {
+          if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);  // this segment's, done early
+          float4* const mine = slot_vecs(cta);
+#pragma unroll
+          for (int q = 0; q < kAccVecs; ++q) {
+            __stcg(mine + q * kComputeThreads, detail_kernel::wgmma_acc_vec<G>(acc, q));
+          }
+          ptx::named_barrier_sync(1, kComputeThreads);  // every partial store before the count
+          if (ctid == 0) {
+            __threadfence();  // release: this CTA's partial before it is counted stored
+            atomicAdd(counter, kStored);
+          }
+          continue;  // the stages were released above
         }
-        ptx::named_barrier_sync(1, kComputeThreads);  // every partial store before the count
-        if (ctid == 0) {
-          __threadfence();  // release: this CTA's partial before it is counted stored
-          atomicAdd(counter, kStored);
-        }
-      } else {
         if (ctid == 0) {
           while (ptx::ld_acquire_gpu(counter) / kStored != participants - 1) __nanosleep(64);
           *counter = 0;     // leave the counters zeroed for the next call
           __threadfence();  // the other participants' partials are visible to the whole CTA
         }
         ptx::named_barrier_sync(1, kComputeThreads);
-      }
-      if (is_last_arrival) {
-        for (int i = ctid; i < out_vecs; i += kComputeThreads) {
-          const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-          float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
-          for (int p = first; p <= last; ++p) {
-            float4 plo, phi;
-            if (p == cta) {
-              const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
-              plo = src[0];
-              phi = src[1];
-            } else {
-              const float4* const slot = reinterpret_cast<const float4*>(
-                  params.partials +
-                  static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats +
-                  r * G::kTileN + 8 * v);
-              plo = __ldcg(slot);
-              phi = __ldcg(slot + 1);
+        if (participants == 2) {
+          // One other partial (the common case): the sum of two is the same in either order,
+          // so a chunk of kWideChunk vectors is loaded at once.
+          const float4* const other = slot_vecs(cta == first ? last : first);
+#pragma unroll
+          for (int q0 = 0; q0 < kAccVecs; q0 += kWideChunk) {
+            float4 sum[kWideChunk];
+#pragma unroll
+            for (int j = 0; j < kWideChunk; ++j) {
+              sum[j] = __ldcg(other + (q0 + j) * kComputeThreads);
             }
-            lo = p == first ? plo : detail_kernel::add4(lo, plo);
-            hi = p == first ? phi : detail_kernel::add4(hi, phi);
+#pragma unroll
+            for (int j = 0; j < kWideChunk; ++j) {
+              sum[j] = detail_kernel::add4(detail_kernel::wgmma_acc_vec<G>(acc, q0 + j), sum[j]);
+              detail_kernel::store_wgmma_vec<G>(sum[j], q0 + j, sh_red, cwg, wq, lane);
+            }
           }
-          store_c(i, lo, hi);
+        } else {
+          // Three or more: a running sum in CTA order, kChunk vectors at a time.
+#pragma unroll
+          for (int q0 = 0; q0 < kAccVecs; q0 += kChunk) {
+            float4 sum[kChunk];
+#pragma unroll 1
+            for (int p = first; p <= last; ++p) {
+              const float4* const src = slot_vecs(p);
+              float4 term[kChunk];
+#pragma unroll
+              for (int j = 0; j < kChunk; ++j) {
+                term[j] = p == cta ? detail_kernel::wgmma_acc_vec<G>(acc, q0 + j)
+                                   : __ldcg(src + (q0 + j) * kComputeThreads);
+              }
+#pragma unroll
+              for (int j = 0; j < kChunk; ++j) {
+                sum[j] = p == first ? term[j] : detail_kernel::add4(sum[j], term[j]);
+              }
+            }
+#pragma unroll
+            for (int j = 0; j < kChunk; ++j) {
+              detail_kernel::store_wgmma_vec<G>(sum[j], q0 + j, sh_red, cwg, wq, lane);
+            }
+          }
+        }
+        ptx::named_barrier_sync(1, kComputeThreads);
+        for (int i = ctid; i < out_vecs; i += kComputeThreads) {
+          const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
+          store_c(i, src[0], src[1]);
+        }
+      } else {
+        if (!is_last_arrival) {
+          float* const mine =
+              params.partials +
+              static_cast<size_t>(detail::partial_slot(part, cta, slice)) * kSlotFloats;
+          for (int i = ctid; i < out_vecs; i += kComputeThreads) {
+            const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
+            const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
+            float4* const dst = reinterpret_cast<float4*>(mine + r * G::kTileN + 8 * v);
+            __stcg(dst, src[0]);
+            __stcg(dst + 1, src[1]);
+          }
+          ptx::named_barrier_sync(1, kComputeThreads);  // every partial store before the count
+          if (ctid == 0) {
+            __threadfence();  // release: this CTA's partial before it is counted stored
+            atomicAdd(counter, kStored);
+          }
+        } else {
+          if (ctid == 0) {
+            while (ptx::ld_acquire_gpu(counter) / kStored != participants - 1) __nanosleep(64);
+            *counter = 0;     // leave the counters zeroed for the next call
+            __threadfence();  // the other participants' partials are visible to the whole CTA
+          }
+          ptx::named_barrier_sync(1, kComputeThreads);
+        }
+        if (is_last_arrival) {
+          for (int i = ctid; i < out_vecs; i += kComputeThreads) {
+            const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
+            float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
+            for (int p = first; p <= last; ++p) {
+              float4 plo, phi;
+              if (p == cta) {
+                const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
+                plo = src[0];
+                phi = src[1];
+              } else {
+                const float4* const slot = reinterpret_cast<const float4*>(
+                    params.partials +
+                    static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats +
+                    r * G::kTileN + 8 * v);
+                plo = __ldcg(slot);
+                phi = __ldcg(slot + 1);
+              }
+              lo = p == first ? plo : detail_kernel::add4(lo, plo);
+              hi = p == first ? phi : detail_kernel::add4(hi, phi);
+            }
+            store_c(i, lo, hi);
+          }
         }
       }
     }
