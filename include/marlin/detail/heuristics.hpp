@@ -324,7 +324,7 @@ inline constexpr bool kWgmmaRows128 = MARLIN_WGMMA_ROWS_128 != 0;
 /// K-tile time of the 128-row tile relative to the 256-row tile's in wgmma_rows_beat_tall, as
 /// kWgmmaRowsCostNum / kWgmmaRowsCostDen = 0.633: measured 0.50-0.60 on the H200 (session 18,
 /// runs 82-83: whole slices of either tile, one wave or several), the rest a margin for its
-/// hybrid partitions, which gained less than the model says (×0.92-0.99 where the model says
+/// hybrid partitions, which gained less than the model says (×0.91-0.99 where the model says
 /// ×0.80 with 0.55).
 inline constexpr int kWgmmaRowsCostNum = 19;
 inline constexpr int kWgmmaRowsCostDen = 30;
