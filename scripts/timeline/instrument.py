@@ -62,8 +62,9 @@ insert("    write_tile<G>(params, sh_red, sh_exchange, slice, k_begin, k_end, ro
 open(path, "w", encoding="utf-8").write(text)
 
 # The warp-specialized kernel: the same stamps, recorded by the first computing thread (thread
-# 128); 2 and 3 are those of the CTA's last segment, 4 is the in-CTA reduction done (after a
-# striped segment's arrival on its slice's counter: its partial stored), 5 the segment written.
+# 128); 2 and 3 are those of the CTA's last segment, 4 is the in-CTA reduction done (in a
+# striped segment: its arrival on its slice's counter), 5 the segment written (or, for a CTA
+# that does not sum a striped slice, its partial stored).
 path = f"{dst}/marlin/kernel/gemm_kernel_ws.cuh"
 text = open(path, encoding="utf-8").read()
 insert("template <int kMBlocks, int kNBlocks, bool kGrouped>\n__global__",
@@ -80,6 +81,8 @@ insert("          ptx::mbarrier_wait_parity(&full_bar[s], (full_parity >> s) & 1
        after="          if (u == 0) TLW(2);\n")
 insert("    ptx::wgmma_wait_group<0>();\n", after="    TLW(3);\n")
 insert("    const int col0 = n_tile * G::kTileN;\n", before="    TLW(4);\n")
-insert("      if (is_last_arrival && G::kTileM == 256) {\n", before="      TLW(4);\n")
+insert("      // Also, except in kRegisterPartials' tile: the tile is complete in shared memory.\n"
+       "      ptx::named_barrier_sync(1, kComputeThreads);\n", after="      TLW(4);\n")
+insert("          continue;  // the stages were released above\n", before="          TLW(5);\n")
 insert("    if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);\n", after="    TLW(5);\n")
 open(path, "w", encoding="utf-8").write(text)
