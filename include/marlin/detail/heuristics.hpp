@@ -329,7 +329,7 @@ inline constexpr bool kWgmmaRows128 = MARLIN_WGMMA_ROWS_128 != 0;
 inline constexpr int kWgmmaRowsCostNum = 19;
 inline constexpr int kWgmmaRowsCostDen = 30;
 /// What a cluster split of the 256-row tile costs beyond kWgmmaClusterCost, in its K-tile times,
-/// when it is compared with the 128-row tile: its splits of 2 took 1.12-1.19× the time of the
+/// when it is compared with the 128-row tile: its splits of 2 took 1.11-1.19× the time of the
 /// 128-row tile's whole slices where the model with kWgmmaClusterCost alone says 0.97 (4096 ×
 /// 6144 at M = 256, 4096² at M = 384-512; runs 82-83).
 inline constexpr int kWgmmaTallSplitExtraCost = 8;
