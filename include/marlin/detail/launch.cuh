@@ -644,8 +644,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
         }
       }
       cap.clusters[1] = dev.sm_count;  // one CTA per SM (fit_per_sm >= 1)
-      const bool ws_striped =
-          kWgmmaWs && kWgmmaWsStriped && tensor_map_encoder() != nullptr;
+      const bool ws_striped = kWgmmaWs && kWgmmaWsStriped && tensor_map_encoder() != nullptr;
       if (wgmma_rows_beat_tall(
               args.m, args.n, args.k, cap,
               wgmma_striped_cost(kWgmmaMBlocksTall, ws_striped && ws_tile(kWgmmaMBlocksTall)),
