@@ -342,9 +342,10 @@ inline constexpr int kWgmmaTallSplitExtraCost = 8;
 /// the 128-row tile's scaled by kWgmmaRowsCostNum / kWgmmaRowsCostDen. It takes rows the
 /// 256-row tile would pad (M = 384: ×0.79-0.93 on seven of the eight layers measured) and
 /// slices it would leave idle or split (4096 × 6144 at M = 256-512, 4096² at M = 384-768:
-/// ×0.84-0.96), and leaves M = 256 and 512 on the larger layers to the 256-row tile (there
-/// the 128-row tile measured ×1.02-1.17 slower). Measured on the H200: session 18, runs
-/// 82-84, bench/NOTES.md change 32.
+/// ×0.84-0.99), and leaves M = 256 and 512 on the larger layers to the 256-row tile (there
+/// the 128-row tile measured ×1.02-1.18 slower, except 8192² at M = 256: ×0.93-0.99, kept on
+/// the 256-row tile by a small margin). Measured on the H200: session 18, runs 82-84,
+/// bench/NOTES.md change 32.
 constexpr bool wgmma_rows_beat_tall(int m, int n, int k, const ClusterCapacity& cap,
                                     int tall_striped_cost, int rows_striped_cost) {
   if (!kWgmmaRows128 || cap.clusters[1] < 1) return false;

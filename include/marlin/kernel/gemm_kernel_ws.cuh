@@ -300,50 +300,66 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       const int last = detail::last_cta(part, slice);
       const int participants = last - first + 1;
       int* const counter = params.counters + detail::counter_index(part, slice);
+      // Participant p's slot in the workspace. (The 32-, 64- and 128-row tiles' lines below
+      // compute it inline: with this lambda their main-loop SASS changed, so they keep their
+      // own lines until an A/B says otherwise.)
+      auto slot_of = [&](int p) {
+        return params.partials +
+               static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats;
+      };
       if (ctid == 0) {
         is_last_arrival = (atomicAdd(counter, 1) & (kStored - 1)) + 1 == participants;
       }
       // Also, except in kRegisterPartials' tile: the tile is complete in shared memory.
       ptx::named_barrier_sync(1, kComputeThreads);
-      if constexpr (kRegisterPartials) {
-        // The partials in registers: every CTA but the last to arrive stores its
-        // accumulators straight to its workspace slot in fragment order (vector q of every
-        // thread, then q + 1: coalesced) and releases the stages at once, so the copy
-        // thread starts its next segment while it stores; the last arrival sums each of its
-        // own accumulator vectors with the same vector of the others' partials, in CTA
-        // order, writes the sums into the reduction tile, and the tile goes to C as 16-byte
-        // vectors. The accumulators are only read: a non-wgmma instruction that defines
-        // them makes ptxas serialize the main loop's wgmmas (C7515).
-        auto slot_vecs = [&](int p) {  // this thread's vector 0 of participant p's partial
-          return reinterpret_cast<float4*>(
-                     params.partials +
-                     static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats) +
-                 ctid;
-        };
-        if (!is_last_arrival) {
+      if (!is_last_arrival) {
+        if constexpr (kRegisterPartials) {
+          // The accumulators go straight to the workspace in fragment order (vector q of
+          // every thread, then q + 1: coalesced), so the stages are released at once and
+          // the copy thread starts the next segment while they are stored.
           if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);  // this segment's, done early
-          float4* const mine = slot_vecs(cta);
+          float4* const mine = reinterpret_cast<float4*>(slot_of(cta)) + ctid;
 #pragma unroll
           for (int q = 0; q < kAccVecs; ++q) {
             __stcg(mine + q * kComputeThreads, detail_kernel::wgmma_acc_vec<G>(acc, q));
           }
-          ptx::named_barrier_sync(1, kComputeThreads);  // every partial store before the count
-          if (ctid == 0) {
-            __threadfence();  // release: this CTA's partial before it is counted stored
-            atomicAdd(counter, kStored);
+        } else {
+          float* const mine =
+              params.partials +
+              static_cast<size_t>(detail::partial_slot(part, cta, slice)) * kSlotFloats;
+          for (int i = ctid; i < out_vecs; i += kComputeThreads) {
+            const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
+            const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
+            float4* const dst = reinterpret_cast<float4*>(mine + r * G::kTileN + 8 * v);
+            __stcg(dst, src[0]);
+            __stcg(dst + 1, src[1]);
           }
-          continue;  // the stages were released above
         }
+        ptx::named_barrier_sync(1, kComputeThreads);  // every partial store before the count
+        if (ctid == 0) {
+          __threadfence();  // release: this CTA's partial before it is counted stored
+          atomicAdd(counter, kStored);
+        }
+        if constexpr (kRegisterPartials) continue;  // the stages were released above
+      } else {
         if (ctid == 0) {
           while (ptx::ld_acquire_gpu(counter) / kStored != participants - 1) __nanosleep(64);
           *counter = 0;     // leave the counters zeroed for the next call
           __threadfence();  // the other participants' partials are visible to the whole CTA
         }
         ptx::named_barrier_sync(1, kComputeThreads);
+      }
+      if constexpr (kRegisterPartials) {  // only the last arrival gets here
+        // The last arrival of kRegisterPartials' tile sums each of its own accumulator vectors
+        // with the same vector of the others' partials, in CTA order (the same on every run),
+        // writes the sums into the reduction tile, and the tile goes to C as 16-byte vectors.
+        // The accumulators are only read: a non-wgmma instruction that defines them makes
+        // ptxas serialize the main loop's wgmmas (C7515).
         if (participants == 2) {
           // One other partial (the common case): the sum of two is the same in either order,
           // so a chunk of kWideChunk vectors is loaded at once.
-          const float4* const other = slot_vecs(cta == first ? last : first);
+          const float4* const other =
+              reinterpret_cast<const float4*>(slot_of(cta == first ? last : first)) + ctid;
 #pragma unroll
           for (int q0 = 0; q0 < kAccVecs; q0 += kWideChunk) {
             float4 sum[kWideChunk];
@@ -364,7 +380,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             float4 sum[kChunk];
 #pragma unroll 1
             for (int p = first; p <= last; ++p) {
-              const float4* const src = slot_vecs(p);
+              const float4* const src = reinterpret_cast<const float4*>(slot_of(p)) + ctid;
               float4 term[kChunk];
 #pragma unroll
               for (int j = 0; j < kChunk; ++j) {
@@ -387,54 +403,28 @@ __global__ void __launch_bounds__(kWsThreads, 1)
           const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
           store_c(i, src[0], src[1]);
         }
-      } else {
-        if (!is_last_arrival) {
-          float* const mine =
-              params.partials +
-              static_cast<size_t>(detail::partial_slot(part, cta, slice)) * kSlotFloats;
-          for (int i = ctid; i < out_vecs; i += kComputeThreads) {
-            const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-            const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
-            float4* const dst = reinterpret_cast<float4*>(mine + r * G::kTileN + 8 * v);
-            __stcg(dst, src[0]);
-            __stcg(dst + 1, src[1]);
-          }
-          ptx::named_barrier_sync(1, kComputeThreads);  // every partial store before the count
-          if (ctid == 0) {
-            __threadfence();  // release: this CTA's partial before it is counted stored
-            atomicAdd(counter, kStored);
-          }
-        } else {
-          if (ctid == 0) {
-            while (ptx::ld_acquire_gpu(counter) / kStored != participants - 1) __nanosleep(64);
-            *counter = 0;     // leave the counters zeroed for the next call
-            __threadfence();  // the other participants' partials are visible to the whole CTA
-          }
-          ptx::named_barrier_sync(1, kComputeThreads);
-        }
-        if (is_last_arrival) {
-          for (int i = ctid; i < out_vecs; i += kComputeThreads) {
-            const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-            float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
-            for (int p = first; p <= last; ++p) {
-              float4 plo, phi;
-              if (p == cta) {
-                const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
-                plo = src[0];
-                phi = src[1];
-              } else {
-                const float4* const slot = reinterpret_cast<const float4*>(
-                    params.partials +
-                    static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats +
-                    r * G::kTileN + 8 * v);
-                plo = __ldcg(slot);
-                phi = __ldcg(slot + 1);
-              }
-              lo = p == first ? plo : detail_kernel::add4(lo, plo);
-              hi = p == first ? phi : detail_kernel::add4(hi, phi);
+      } else if (is_last_arrival) {
+        for (int i = ctid; i < out_vecs; i += kComputeThreads) {
+          const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
+          float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
+          for (int p = first; p <= last; ++p) {
+            float4 plo, phi;
+            if (p == cta) {
+              const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
+              plo = src[0];
+              phi = src[1];
+            } else {
+              const float4* const slot = reinterpret_cast<const float4*>(
+                  params.partials +
+                  static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats +
+                  r * G::kTileN + 8 * v);
+              plo = __ldcg(slot);
+              phi = __ldcg(slot + 1);
             }
-            store_c(i, lo, hi);
+            lo = p == first ? plo : detail_kernel::add4(lo, plo);
+            hi = p == first ? phi : detail_kernel::add4(hi, phi);
           }
+          store_c(i, lo, hi);
         }
       }
     }
