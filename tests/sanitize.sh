@@ -13,10 +13,12 @@
 # tile (256 4352 4096: 34 slices over clusters of 3) and its hybrid partition (whole slices,
 # then split ones: 1000 6144 2048 on a 132-SM GPU), the 128-row tile where wgmma_m_blocks
 # gives the 256-row one (1024 4352 512: a hybrid), and striped runs of the 256-row tile that
-# share slices through the workspace (256 10240 8192: 80 slices over 132 CTAs), and of the 32-row
-# tile (24 49152 4096: 192 slices over 132 CTAs, bench/NOTES.md change 28), and the 32-row tile
-# beside the mma.sync kernel's split of 2 (24 4096 14336: split 6). Every warpgroup
-# tile runs the warp-specialized kernel (tensor copies) wherever the driver encodes tensor maps.
+# share slices through the workspace (256 10240 8192: 80 slices over 132 CTAs), of the 32-row
+# tile (24 49152 4096: 192 slices over 132 CTAs, bench/NOTES.md change 28; 24 4096 14336: the
+# 32-row tile beside the mma.sync kernel's split of 2, 16 slices over 128 CTAs), of the 64-row
+# tile (50 10240 8192: 40 slices over 132 CTAs) and of the 128-row tile 256 wide (100 10240
+# 8192), whose partials are summed in registers (change 34). Every warpgroup tile runs the
+# warp-specialized kernel (tensor copies) wherever the driver encodes tensor maps.
 set -euo pipefail
 bin=${1:?usage: sanitize.sh <gemm_once> [tool ...]}
 shift
@@ -44,6 +46,8 @@ shapes=(
   "256 10240 8192 128"
   "24 49152 4096 128"
   "24 4096 14336 128"
+  "50 10240 8192 128"
+  "100 10240 8192 -1"
 )
 fail=0
 for tool in "${tools[@]}"; do

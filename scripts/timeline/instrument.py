@@ -81,8 +81,8 @@ insert("          ptx::mbarrier_wait_parity(&full_bar[s], (full_parity >> s) & 1
        after="          if (u == 0) TLW(2);\n")
 insert("    ptx::wgmma_wait_group<0>();\n", after="    TLW(3);\n")
 insert("    const int col0 = n_tile * G::kTileN;\n", before="    TLW(4);\n")
-insert("      // Also, except in kRegisterPartials' tile: the tile is complete in shared memory.\n"
-       "      ptx::named_barrier_sync(1, kComputeThreads);\n", after="      TLW(4);\n")
-insert("          continue;  // the stages were released above\n", before="          TLW(5);\n")
+insert("participants;\n      }\n      ptx::named_barrier_sync(1, kComputeThreads);\n",
+       after="      TLW(4);\n")
+insert("        continue;  // the stages were released above\n", before="        TLW(5);\n")
 insert("    if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);\n", after="    TLW(5);\n")
 open(path, "w", encoding="utf-8").write(text)

@@ -448,27 +448,50 @@ TEST(Heuristics, WarpgroupPartitionByWaves) {
   // waves (28672 x 8192, M = 4096: 1024 slices of 448, 3584 against 3476 + 217 + 26).
   static_assert(tall(224, 64).split == 1 && tall(96, 64).split == 1 && tall(64, 128).split == 2);
   static_assert(tall(320, 128).whole == 264 && tall(1024, 448).split == 1);
-  // The warp-specialized 32-row tile (kWgmmaWsTinyStripedCost): 8192 x 57344, M = 17-32 (224
-  // slices of 128) striped, 218 + 13 + 16 = 247 against two waves of whole slices, 256
-  // (measured x0.935-0.99); 16384 x 16384 (64 slices of 256) stays split over 2 (130 against
-  // 148), 4096 x 28672 (112 slices of 64) whole (64 against 74), as run 75 measured them.
-  constexpr auto tiny = [](int slices, int k_tiles) {
-    return select_wgmma_partition(slices, k_tiles, kH200, 0, marlin::detail::kMaxGrid,
-                                  marlin::detail::kWgmmaWsTinyStripedCost);
+  // The warp-specialized 32-, 64- and 128-row tiles, whose partials are summed in registers
+  // (kWgmmaWs*StripedCost, change 34, run 88). Striped where run 88 measured striped runs
+  // faster: 8192 x 57344 at M = 17-32 (224 slices of 128: 218 + 13 + 10 = 241 against two waves
+  // of whole slices, 256) and 14336 x 4096 at M = 17-32 (16 of 224: 28 + 1 + 10 = 39 against a
+  // split of 6, 40; ×0.92-0.985); 8192 x 10240 at M = 33-128 (40 slices of 128: 39 + 2 + 12 or
+  // 20 against a split of 2, 66; ×0.86-0.93) and 8192 x 57344 at M = 33-128 (224 of 128:
+  // 231 + 12 or 20 against 256; ×0.93-0.98).
+  using marlin::detail::kMaxGrid;
+  constexpr auto with = [](int cost) {
+    return [cost](int slices, int k_tiles) {
+      return select_wgmma_partition(slices, k_tiles, kH200, 0, kMaxGrid, cost);
+    };
   };
+  constexpr auto tiny = with(marlin::detail::kWgmmaWsTinyStripedCost);
+  constexpr auto small = with(marlin::detail::kWgmmaWsSmallStripedCost);
+  constexpr auto rows = with(marlin::detail::kWgmmaWsRowsStripedCost);
   static_assert(tiny(224, 128).split == 0 && select_wgmma_partition(224, 128, kH200).split == 1);
-  static_assert(tiny(64, 256).split == 2 && tiny(112, 64).split == 1);
-  // Which cost a plan uses: the two warp-specialized tiles above, the model's default otherwise.
+  static_assert(tiny(16, 224).split == 0 && select_wgmma_partition(16, 224, kH200).split == 6);
+  static_assert(small(40, 128).split == 0 && rows(40, 128).split == 0);
+  static_assert(small(224, 128).split == 0 && rows(224, 128).split == 0);
+  // ... and not where run 88 measured them slower or even: 16384 x 16384 (64 slices of 256)
+  // stays split over 2 (130 against 125 + 7 + 10-20), 4096 x 28672 (112 slices of 64) whole
+  // (64 against 55 + 3 + 10-20: striped ×1.06-1.14 slower), the 64-row tile on 14336 x 4096
+  // (16 of 224) split over 6 and on 8192 x 8192 (32 of 128) over 3 (even at 11 by the model;
+  // measured ×0.98-1.04 and ×0.92-0.97), the 128-row tile 128 wide on 14336 x 4096 (32 of
+  // 224) split over 3 (77 against 55 + 3 + 20; ×0.99-1.07) and on 8192 x 8192 (64 of 128)
+  // over 2 (×1.13-1.16).
+  static_assert(tiny(64, 256).split == 2 && small(64, 256).split == 2 && rows(64, 256).split == 2);
+  static_assert(tiny(112, 64).split == 1 && small(112, 64).split == 1 && rows(112, 64).split == 1);
+  static_assert(small(16, 224).split == 6 && small(32, 128).split == 3);
+  static_assert(rows(32, 224).split == 3 && rows(64, 128).split == 2);
+  // Which cost a plan uses: the warp-specialized tiles' own, the model's default otherwise.
   using marlin::detail::wgmma_striped_cost;
   static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocksTall, true) ==
                 marlin::detail::kWgmmaWsTallStripedCost);
   static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocksTiny, true) ==
                 marlin::detail::kWgmmaWsTinyStripedCost);
-  static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocks, true) ==
-                marlin::detail::kWgmmaStripedCost);
   static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocksSmall, true) ==
-                marlin::detail::kWgmmaStripedCost);
+                marlin::detail::kWgmmaWsSmallStripedCost);
+  static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocks, true) ==
+                marlin::detail::kWgmmaWsRowsStripedCost);
   static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocksTall, false) ==
+                marlin::detail::kWgmmaStripedCost);
+  static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocks, false) ==
                 marlin::detail::kWgmmaStripedCost);
   // Whole waves only (128 slices), a plain split (64), and the A/B policies: no hybrid.
   static_assert(select_wgmma_partition(128, 64, kH200).split == 1 &&

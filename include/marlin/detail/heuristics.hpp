@@ -198,13 +198,19 @@ inline constexpr int kWgmmaStripedCost = 40;
 /// 17, run 75, bench/NOTES.md change 28): 8192 x 10240 at M = 256 and 512 took 26-27 K-tile
 /// times beyond share + share / kWgmmaStripedSlowdown.
 inline constexpr int kWgmmaWsTallStripedCost = 26;
-/// kWgmmaStripedCost for the warp-specialized 32-row tile, whose partials are 32 KB: run 75
-/// measured 8 tile times beyond share + share / kWgmmaStripedSlowdown on the one layer it
-/// measured there (8192 x 57344, M = 20); 16 leaves a margin for layers with more CTAs per
-/// slice, and still separates every bench layer as run 75 measured it (host tests).
-/// The 64- and 128-row tiles keep kWgmmaStripedCost: their sums load one vector at a time, and
-/// run 75 measured 21-46 tile times (8192 x 10240 and 8192 x 57344, M = 64 and 128).
-inline constexpr int kWgmmaWsTinyStripedCost = 16;
+/// kWgmmaStripedCost for the warp-specialized 32-, 64- and 128-row tiles, whose striped runs
+/// store their partials from registers and sum them there like the 256-row tile's (change 34).
+/// Measured on the H200 (session 19, run 88: striped against whole or split plans of the same
+/// code on six layers at M = 20-192), the fixed cost beyond share + share /
+/// kWgmmaStripedSlowdown that would have made each plan even: 32 rows 0-13 (14336 x 4096 at
+/// M = 20-32, even at 11, measured 8-10 and striped ×0.92-0.985 faster), 64 rows -5 to 19
+/// (8192 x 10240 and 8192 x 57344, even at 25: 8-19, striped ×0.86-0.95; 4096 x 28672, even at
+/// 6: 13-15, striped ×1.11-1.14 slower), 128 rows 6-24 (8192 x 10240 and 8192 x 57344, even at
+/// 25: 8-20, striped ×0.90-0.98; 14336 x 4096, even at 19: 18-24, ×0.99-1.07). Each constant
+/// sits at or above the even points its tile measured slower or within noise at.
+inline constexpr int kWgmmaWsTinyStripedCost = 10;
+inline constexpr int kWgmmaWsSmallStripedCost = 12;
+inline constexpr int kWgmmaWsRowsStripedCost = 20;
 /// Proportional cost of a striped partition: 1 / kWgmmaStripedSlowdown of its tiles (its CTAs
 /// work on slices far apart, which share less of A and B in L2 than neighbouring whole slices).
 inline constexpr int kWgmmaStripedSlowdown = 16;
@@ -217,6 +223,8 @@ constexpr int wgmma_striped_cost(int m_blocks, bool ws) {
   if (!ws) return kWgmmaStripedCost;
   if (m_blocks == kWgmmaMBlocksTall) return kWgmmaWsTallStripedCost;
   if (m_blocks == kWgmmaMBlocksTiny) return kWgmmaWsTinyStripedCost;
+  if (m_blocks == kWgmmaMBlocksSmall) return kWgmmaWsSmallStripedCost;
+  if (m_blocks == kWgmmaMBlocks) return kWgmmaWsRowsStripedCost;
   return kWgmmaStripedCost;
 }
 

@@ -62,15 +62,14 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       16 * (G::kAStage + G::kBStage + (kGrouped ? G::kSStage : 0));
   static_assert(G::kTileK == 64 && G::kAVecsPerRow == 8,
                 "four k16 rows and 128-byte A rows per stage");
-  // Striped runs of the 256-row tile store their partial sums from the accumulators, in
-  // fragment order, and the last arrival sums them in registers (change 31, bench/NOTES.md);
-  // the other tiles go through the reduction tile in shared memory.
-  constexpr bool kRegisterPartials = G::kTileM == 16 * kWgmmaMBlocksTall;
+  // Striped runs store their partial sums from the accumulators, in fragment order, and the
+  // last arrival sums them in registers (changes 31 and 34, bench/NOTES.md).
   constexpr int kAccVecs = kStrips * G::kTileM / 8;  // accumulator float4s per thread
-  constexpr int kWideChunk = 16;  // vectors loaded at once when one other CTA shares the slice
-  constexpr int kChunk = 8;       // with more: the running sum takes registers too
-  static_assert(!kRegisterPartials || (kAccVecs % kWideChunk == 0 && kWideChunk % kChunk == 0),
-                "whole chunks");
+  // Vectors loaded at once when one other CTA shares the slice, and with more (when the
+  // running sum takes registers too).
+  constexpr int kWideChunk = kAccVecs < 16 ? kAccVecs : 16;
+  constexpr int kChunk = kWideChunk < 8 ? kWideChunk : 8;
+  static_assert(kAccVecs % kWideChunk == 0 && kWideChunk % kChunk == 0, "whole chunks");
   extern __shared__ int4 smem_raw[];
   __shared__ uint64_t full_bar[kDepth];   // the stage's copies have landed (bytes)
   __shared__ uint64_t empty_bar[kDepth];  // the stage's wgmmas are done (256 arrivals)
@@ -124,7 +123,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         const int n_tile = slice / part.m_groups;
         const int row0 = (slice % part.m_groups) * G::kTileM;
         // The previous segment's epilogue reuses the stages as its reduction tile (or releases
-        // them before it stores its partial: kRegisterPartials).
+        // them before it stores its partial, in a striped run it does not sum).
         if (segment > 0) ptx::mbarrier_wait_parity(&red_done_bar, (segment - 1) & 1);
         for (int u0 = 0; u0 < n_k; u0 += kDepth) {
 #pragma unroll
@@ -232,14 +231,10 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     // after this segment's epilogue, red_done_bar).
     ptx::mbarrier_arrive(&empty_bar[(n_k - 1) % kDepth]);
     // Both computing warpgroups are done with the pipeline's memory (every copy landed before
-    // its `full` wait), so it becomes the reduction tile (in kRegisterPartials' tile, only for
-    // whole slices, cluster splits and the striped CTA that sums the slice).
+    // its `full` wait), so it becomes the reduction tile of whole slices and cluster splits
+    // (and of the striped CTA that sums the slice, below).
     ptx::named_barrier_sync(1, kComputeThreads);
-    if constexpr (kRegisterPartials) {
-      if ((k_begin == 0 && k_end == part.k_tiles) || part.split > 0) {
-        detail_kernel::store_wgmma_acc<G>(acc, sh_red, cwg, wq, lane);
-      }
-    } else {
+    if ((k_begin == 0 && k_end == part.k_tiles) || part.split > 0) {
       detail_kernel::store_wgmma_acc<G>(acc, sh_red, cwg, wq, lane);
     }
     const int col0 = n_tile * G::kTileN;
@@ -300,132 +295,89 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       const int last = detail::last_cta(part, slice);
       const int participants = last - first + 1;
       int* const counter = params.counters + detail::counter_index(part, slice);
-      // Participant p's slot in the workspace. (The 32-, 64- and 128-row tiles' lines below
-      // compute it inline: with this lambda their main-loop SASS changed, so they keep their
-      // own lines until an A/B says otherwise.)
-      auto slot_of = [&](int p) {
+      auto slot_of = [&](int p) {  // participant p's slot in the workspace
         return params.partials +
                static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats;
       };
       if (ctid == 0) {
         is_last_arrival = (atomicAdd(counter, 1) & (kStored - 1)) + 1 == participants;
       }
-      // Also, except in kRegisterPartials' tile: the tile is complete in shared memory.
       ptx::named_barrier_sync(1, kComputeThreads);
       if (!is_last_arrival) {
-        if constexpr (kRegisterPartials) {
-          // The accumulators go straight to the workspace in fragment order (vector q of
-          // every thread, then q + 1: coalesced), so the stages are released at once and
-          // the copy thread starts the next segment while they are stored.
-          if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);  // this segment's, done early
-          float4* const mine = reinterpret_cast<float4*>(slot_of(cta)) + ctid;
+        // The accumulators go straight to the workspace in fragment order (vector q of every
+        // thread, then q + 1: coalesced), so the stages are released at once and the copy
+        // thread starts the next segment while they are stored.
+        if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);  // this segment's, done early
+        float4* const mine = reinterpret_cast<float4*>(slot_of(cta)) + ctid;
 #pragma unroll
-          for (int q = 0; q < kAccVecs; ++q) {
-            __stcg(mine + q * kComputeThreads, detail_kernel::wgmma_acc_vec<G>(acc, q));
-          }
-        } else {
-          float* const mine =
-              params.partials +
-              static_cast<size_t>(detail::partial_slot(part, cta, slice)) * kSlotFloats;
-          for (int i = ctid; i < out_vecs; i += kComputeThreads) {
-            const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-            const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
-            float4* const dst = reinterpret_cast<float4*>(mine + r * G::kTileN + 8 * v);
-            __stcg(dst, src[0]);
-            __stcg(dst + 1, src[1]);
-          }
+        for (int q = 0; q < kAccVecs; ++q) {
+          __stcg(mine + q * kComputeThreads, detail_kernel::wgmma_acc_vec<G>(acc, q));
         }
         ptx::named_barrier_sync(1, kComputeThreads);  // every partial store before the count
         if (ctid == 0) {
           __threadfence();  // release: this CTA's partial before it is counted stored
           atomicAdd(counter, kStored);
         }
-        if constexpr (kRegisterPartials) continue;  // the stages were released above
-      } else {
-        if (ctid == 0) {
-          while (ptx::ld_acquire_gpu(counter) / kStored != participants - 1) __nanosleep(64);
-          *counter = 0;     // leave the counters zeroed for the next call
-          __threadfence();  // the other participants' partials are visible to the whole CTA
-        }
-        ptx::named_barrier_sync(1, kComputeThreads);
+        continue;  // the stages were released above
       }
-      if constexpr (kRegisterPartials) {  // only the last arrival gets here
-        // The last arrival of kRegisterPartials' tile sums each of its own accumulator vectors
-        // with the same vector of the others' partials, in CTA order (the same on every run),
-        // writes the sums into the reduction tile, and the tile goes to C as 16-byte vectors.
-        // The accumulators are only read: a non-wgmma instruction that defines them makes
-        // ptxas serialize the main loop's wgmmas (C7515).
-        if (participants == 2) {
-          // One other partial (the common case): the sum of two is the same in either order,
-          // so a chunk of kWideChunk vectors is loaded at once.
-          const float4* const other =
-              reinterpret_cast<const float4*>(slot_of(cta == first ? last : first)) + ctid;
+      if (ctid == 0) {
+        while (ptx::ld_acquire_gpu(counter) / kStored != participants - 1) __nanosleep(64);
+        *counter = 0;     // leave the counters zeroed for the next call
+        __threadfence();  // the other participants' partials are visible to the whole CTA
+      }
+      ptx::named_barrier_sync(1, kComputeThreads);
+      // The last arrival sums each of its own accumulator vectors with the same vector of the
+      // others' partials, in CTA order (the same on every run), writes the sums into the
+      // reduction tile, and the tile goes to C as 16-byte vectors. The accumulators are only
+      // read: a non-wgmma instruction that defines them makes ptxas serialize the main loop's
+      // wgmmas (C7515).
+      if (participants == 2) {
+        // One other partial (the common case): the sum of two is the same in either order, so
+        // a chunk of kWideChunk vectors is loaded at once.
+        const float4* const other =
+            reinterpret_cast<const float4*>(slot_of(cta == first ? last : first)) + ctid;
 #pragma unroll
-          for (int q0 = 0; q0 < kAccVecs; q0 += kWideChunk) {
-            float4 sum[kWideChunk];
+        for (int q0 = 0; q0 < kAccVecs; q0 += kWideChunk) {
+          float4 sum[kWideChunk];
 #pragma unroll
-            for (int j = 0; j < kWideChunk; ++j) {
-              sum[j] = __ldcg(other + (q0 + j) * kComputeThreads);
-            }
-#pragma unroll
-            for (int j = 0; j < kWideChunk; ++j) {
-              sum[j] = detail_kernel::add4(detail_kernel::wgmma_acc_vec<G>(acc, q0 + j), sum[j]);
-              detail_kernel::store_wgmma_vec<G>(sum[j], q0 + j, sh_red, cwg, wq, lane);
-            }
+          for (int j = 0; j < kWideChunk; ++j) {
+            sum[j] = __ldcg(other + (q0 + j) * kComputeThreads);
           }
-        } else {
-          // Three or more: a running sum in CTA order, kChunk vectors at a time.
 #pragma unroll
-          for (int q0 = 0; q0 < kAccVecs; q0 += kChunk) {
-            float4 sum[kChunk];
+          for (int j = 0; j < kWideChunk; ++j) {
+            sum[j] = detail_kernel::add4(detail_kernel::wgmma_acc_vec<G>(acc, q0 + j), sum[j]);
+            detail_kernel::store_wgmma_vec<G>(sum[j], q0 + j, sh_red, cwg, wq, lane);
+          }
+        }
+      } else {
+        // Three or more: a running sum in CTA order, kChunk vectors at a time.
+#pragma unroll
+        for (int q0 = 0; q0 < kAccVecs; q0 += kChunk) {
+          float4 sum[kChunk];
 #pragma unroll 1
-            for (int p = first; p <= last; ++p) {
-              const float4* const src = reinterpret_cast<const float4*>(slot_of(p)) + ctid;
-              float4 term[kChunk];
+          for (int p = first; p <= last; ++p) {
+            const float4* const src = reinterpret_cast<const float4*>(slot_of(p)) + ctid;
+            float4 term[kChunk];
 #pragma unroll
-              for (int j = 0; j < kChunk; ++j) {
-                term[j] = p == cta ? detail_kernel::wgmma_acc_vec<G>(acc, q0 + j)
-                                   : __ldcg(src + (q0 + j) * kComputeThreads);
-              }
-#pragma unroll
-              for (int j = 0; j < kChunk; ++j) {
-                sum[j] = p == first ? term[j] : detail_kernel::add4(sum[j], term[j]);
-              }
+            for (int j = 0; j < kChunk; ++j) {
+              term[j] = p == cta ? detail_kernel::wgmma_acc_vec<G>(acc, q0 + j)
+                                 : __ldcg(src + (q0 + j) * kComputeThreads);
             }
 #pragma unroll
             for (int j = 0; j < kChunk; ++j) {
-              detail_kernel::store_wgmma_vec<G>(sum[j], q0 + j, sh_red, cwg, wq, lane);
+              sum[j] = p == first ? term[j] : detail_kernel::add4(sum[j], term[j]);
             }
           }
-        }
-        ptx::named_barrier_sync(1, kComputeThreads);
-        for (int i = ctid; i < out_vecs; i += kComputeThreads) {
-          const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
-          store_c(i, src[0], src[1]);
-        }
-      } else if (is_last_arrival) {
-        for (int i = ctid; i < out_vecs; i += kComputeThreads) {
-          const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
-          float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
-          for (int p = first; p <= last; ++p) {
-            float4 plo, phi;
-            if (p == cta) {
-              const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
-              plo = src[0];
-              phi = src[1];
-            } else {
-              const float4* const slot = reinterpret_cast<const float4*>(
-                  params.partials +
-                  static_cast<size_t>(detail::partial_slot(part, p, slice)) * kSlotFloats +
-                  r * G::kTileN + 8 * v);
-              plo = __ldcg(slot);
-              phi = __ldcg(slot + 1);
-            }
-            lo = p == first ? plo : detail_kernel::add4(lo, plo);
-            hi = p == first ? phi : detail_kernel::add4(hi, phi);
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j) {
+            detail_kernel::store_wgmma_vec<G>(sum[j], q0 + j, sh_red, cwg, wq, lane);
           }
-          store_c(i, lo, hi);
         }
+      }
+      ptx::named_barrier_sync(1, kComputeThreads);
+      for (int i = ctid; i < out_vecs; i += kComputeThreads) {
+        const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
+        store_c(i, src[0], src[1]);
       }
     }
     // The reduction tile has been read: the copy thread may refill the stages.
