@@ -257,8 +257,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       // Cluster split (one segment per CTA; the CTAs of the slice are one cluster, and a
       // whole-slice CTA of a hybrid is in a cluster of whole-slice CTAs only): once every
       // rank's reduction tile is complete, rank r sums its share of the output vectors over
-      // all ranks' tiles in rank order (the same on every run), through distributed shared
-      // memory. The copy warpgroup has exited, which releases it from the cluster barriers.
+      // all ranks' tiles: its own from its shared memory, then the others' through
+      // distributed shared memory in rank order from r + 1 (the same on every run). The copy
+      // warpgroup has exited, which releases it from the cluster barriers.
       // (The same sum as write_tile's for the plain warpgroup kernel; sharing one function
       // changed that kernel's scheduling.)
       ptx::cluster_sync();
@@ -266,14 +267,14 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       const int rank = cta % ranks;  // part.whole is a multiple of ranks
       for (int i = ctid + rank * kComputeThreads; i < out_vecs; i += ranks * kComputeThreads) {
         const float* const mine = tile_value(i);
-        float4 lo = make_float4(0.f, 0.f, 0.f, 0.f), hi = lo;
-#pragma unroll 8
-        for (int p = 0; p < ranks; ++p) {
+        float4 lo = reinterpret_cast<const float4*>(mine)[0];
+        float4 hi = reinterpret_cast<const float4*>(mine)[1];
+#pragma unroll 7
+        for (int j = 1; j < ranks; ++j) {
+          const int p = rank + j < ranks ? rank + j : rank + j - ranks;
           const uint32_t addr = ptx::map_shared_rank(mine, p);
-          const float4 plo = ptx::ld_shared_cluster_f32x4(addr);
-          const float4 phi = ptx::ld_shared_cluster_f32x4(addr + 16);
-          lo = p == 0 ? plo : detail_kernel::add4(lo, plo);
-          hi = p == 0 ? phi : detail_kernel::add4(hi, phi);
+          lo = detail_kernel::add4(lo, ptx::ld_shared_cluster_f32x4(addr));
+          hi = detail_kernel::add4(hi, ptx::ld_shared_cluster_f32x4(addr + 16));
         }
         store_c(i, lo, hi);
       }
