@@ -206,11 +206,11 @@ inline constexpr int kWgmmaWsTallStripedCost = 26;
 /// M = 20-32, even at 11, measured 8-10 and striped ×0.92-0.985 faster), 64 rows -5 to 19
 /// (8192 x 10240 and 8192 x 57344, even at 25: 8-19, striped ×0.86-0.95; 4096 x 28672, even at
 /// 6: 13-15, striped ×1.11-1.14 slower), 128 rows 6-24 (8192 x 10240 and 8192 x 57344, even at
-/// 25: 8-20, striped ×0.90-0.98; 14336 x 4096, even at 19: 18-24, ×0.99-1.07). Each constant
+/// 25: 8-21, striped ×0.90-0.98; 14336 x 4096, even at 19: 18-24, ×0.99-1.07). Each constant
 /// sits at or above the even points its tile measured slower or within noise at.
-inline constexpr int kWgmmaWsTinyStripedCost = 10;
-inline constexpr int kWgmmaWsSmallStripedCost = 12;
-inline constexpr int kWgmmaWsRowsStripedCost = 20;
+inline constexpr int kWgmmaWsTinyStripedCost = 10;   ///< the 32-row tile (kWgmmaMBlocksTiny)
+inline constexpr int kWgmmaWsSmallStripedCost = 12;  ///< the 64-row tile (kWgmmaMBlocksSmall)
+inline constexpr int kWgmmaWsRowsStripedCost = 20;   ///< the 128-row tile (kWgmmaMBlocks)
 /// Proportional cost of a striped partition: 1 / kWgmmaStripedSlowdown of its tiles (its CTAs
 /// work on slices far apart, which share less of A and B in L2 than neighbouring whole slices).
 inline constexpr int kWgmmaStripedSlowdown = 16;

@@ -260,8 +260,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       // all ranks' tiles: its own from its shared memory, then the others' through
       // distributed shared memory in rank order from r + 1 (the same on every run). The copy
       // warpgroup has exited, which releases it from the cluster barriers.
-      // (The same sum as write_tile's for the plain warpgroup kernel; sharing one function
-      // changed that kernel's scheduling.)
+      // (write_tile's sum for the plain warpgroup kernel still reads every rank's tile
+      // through the cluster window, in rank order: change 35 was measured on this kernel
+      // only.)
       ptx::cluster_sync();
       const int ranks = part.split;
       const int rank = cta % ranks;  // part.whole is a multiple of ranks
