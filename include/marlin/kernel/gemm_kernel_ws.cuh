@@ -15,6 +15,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../ptx/sync.cuh"
 #include "gemm_kernel.cuh"
@@ -231,10 +232,10 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     // after this segment's epilogue, red_done_bar).
     ptx::mbarrier_arrive(&empty_bar[(n_k - 1) % kDepth]);
     // Both computing warpgroups are done with the pipeline's memory (every copy landed before
-    // its `full` wait), so it becomes the reduction tile of whole slices and cluster splits
-    // (and of the striped CTA that sums the slice, below).
+    // its `full` wait), so it becomes the reduction tile of whole slices and cluster splits of
+    // 3 or more (and of the striped CTA that sums the slice, and of a split of 2, below).
     ptx::named_barrier_sync(1, kComputeThreads);
-    if ((k_begin == 0 && k_end == part.k_tiles) || part.split > 0) {
+    if ((k_begin == 0 && k_end == part.k_tiles) || part.split > 2) {
       detail_kernel::store_wgmma_acc<G>(acc, sh_red, cwg, wq, lane);
     }
     const int col0 = n_tile * G::kTileN;
@@ -253,8 +254,65 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
         store_c(i, src[0], src[1]);
       }
+    } else if (part.split == 2) {
+      // Cluster split of 2 (one segment per CTA, the slice's two CTAs one cluster): rank r
+      // writes rows [r, r + 1) * kTileM / 2 of C. Once both CTAs are past their loops, each
+      // thread stores the accumulator vectors of the other rank's rows straight into that
+      // rank's shared memory (in fragment order: coalesced, no bank conflicts), into the half
+      // of its reduction tile whose rows that rank does not write; after a second cluster
+      // barrier each adds the received vectors to its own, stages the sums in its half of the
+      // reduction tile, and writes its rows of C. The sum of two is the same in either order.
+      // No load crosses the cluster (the sum through the cluster window was measured slow:
+      // bench/NOTES.md, timelines of session 19), and no CTA reads another's memory after
+      // the second barrier, so there is no third.
+      constexpr int kRowVecs = G::kTileM / 8;  // accumulator vectors per strip (8 rows each)
+      constexpr int kHalfVecs = kRowVecs / 2;
+      constexpr int kHalfRows = G::kTileM / 2;
+      const int rank = cta % 2;  // part.whole is even
+      const float4* const received =
+          reinterpret_cast<const float4*>(sh_red + (rank == 0 ? kHalfRows : 0) * G::kRedStride);
+      const uint32_t peer_received = ptx::map_shared_rank(
+          sh_red + (rank == 0 ? 0 : kHalfRows) * G::kRedStride + 4 * ctid, rank ^ 1);
+      // Vector q holds rows 8 (q % kRowVecs) .. + 7 of its strip: the upper half's belong to
+      // rank 1. j is its slot among the half's vectors. (Each rank's loop is its own code:
+      // with the rank a run-time test per vector, the 128 x 256 instance spilled.)
+      auto exchange = [&](auto upper) {
+        ptx::cluster_sync();  // both CTAs are past their loops: their stages may be written
+#pragma unroll
+        for (int q = 0; q < kAccVecs; ++q) {
+          const int i = q % kRowVecs;
+          const int j = (q / kRowVecs) * kHalfVecs + i % kHalfVecs;
+          if ((i >= kHalfVecs) != decltype(upper)::value) {
+            ptx::st_shared_cluster_f32x4(peer_received + 16u * kComputeThreads * j,
+                                         detail_kernel::wgmma_acc_vec<G>(acc, q));
+          }
+        }
+        ptx::cluster_sync();  // the other rank's vectors have landed
+#pragma unroll
+        for (int q = 0; q < kAccVecs; ++q) {
+          const int i = q % kRowVecs;
+          const int j = (q / kRowVecs) * kHalfVecs + i % kHalfVecs;
+          if ((i >= kHalfVecs) == decltype(upper)::value) {
+            const float4 sum = detail_kernel::add4(detail_kernel::wgmma_acc_vec<G>(acc, q),
+                                                   received[j * kComputeThreads + ctid]);
+            detail_kernel::store_wgmma_vec<G>(sum, q, sh_red, cwg, wq, lane);
+          }
+        }
+      };
+      if (rank == 0) {
+        exchange(std::false_type{});
+      } else {
+        exchange(std::true_type{});
+      }
+      ptx::named_barrier_sync(1, kComputeThreads);
+      const int begin = rank * kHalfRows * G::kOutVecsPerRow;
+      const int end = min(out_vecs, begin + kHalfRows * G::kOutVecsPerRow);
+      for (int i = begin + ctid; i < end; i += kComputeThreads) {
+        const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
+        store_c(i, src[0], src[1]);
+      }
     } else if (part.split > 0) {
-      // Cluster split (one segment per CTA; the CTAs of the slice are one cluster, and a
+      // Cluster split of 3 or more (one segment per CTA; the CTAs of the slice are one cluster, and a
       // whole-slice CTA of a hybrid is in a cluster of whole-slice CTAs only): once every
       // rank's reduction tile is complete, rank r sums its share of the output vectors over
       // all ranks' tiles: its own from its shared memory, then the others' through
