@@ -10,7 +10,9 @@
 # 8 stages), its 64-row tile (50 4096 8192), its 128-row tile 256 columns wide (120 16384 1024:
 # 8 rows of padding) and 128 wide (100 8192 8192, 130 512 512, 600 1024 1024, 200 768 2048),
 # its 256-row tile (600 4096 1024: 88 rows in the last tile), a cluster split of the 256-row
-# tile (256 4352 4096: 34 slices over clusters of 3) and its hybrid partition (whole slices,
+# tile (256 4352 4096: 34 slices over clusters of 3), splits of 2, whose CTAs push half their
+# accumulators into each other's shared memory (256 4096 4096: the 128-row tile; 256 8192
+# 8192: the 256-row tile; change 36), and its hybrid partition (whole slices,
 # then split ones: 1000 6144 2048 on a 132-SM GPU), the 128-row tile where wgmma_m_blocks
 # gives the 256-row one (1024 4352 512: a hybrid), and striped runs of the 256-row tile that
 # share slices through the workspace (256 10240 8192: 80 slices over 132 CTAs), of the 32-row
@@ -48,6 +50,8 @@ shapes=(
   "24 4096 14336 128"
   "50 10240 8192 128"
   "100 10240 8192 -1"
+  "256 4096 4096 128"
+  "256 8192 8192 128"
 )
 fail=0
 for tool in "${tools[@]}"; do
