@@ -312,12 +312,12 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         store_c(i, src[0], src[1]);
       }
     } else if (part.split > 0) {
-      // Cluster split of 3 or more (one segment per CTA; the CTAs of the slice are one cluster, and a
-      // whole-slice CTA of a hybrid is in a cluster of whole-slice CTAs only): once every
-      // rank's reduction tile is complete, rank r sums its share of the output vectors over
-      // all ranks' tiles: its own from its shared memory, then the others' through
-      // distributed shared memory in rank order from r + 1 (the same on every run). The copy
-      // warpgroup has exited, which releases it from the cluster barriers.
+      // Cluster split of 3 or more (one segment per CTA; the CTAs of the slice are one
+      // cluster, and a whole-slice CTA of a hybrid is in a cluster of whole-slice CTAs only):
+      // once every rank's reduction tile is complete, rank r sums its share of the output
+      // vectors over all ranks' tiles: its own from its shared memory, then the others'
+      // through distributed shared memory in rank order from r + 1 (the same on every run).
+      // The copy warpgroup has exited, which releases it from the cluster barriers.
       // (write_tile's sum for the plain warpgroup kernel still reads every rank's tile
       // through the cluster window, in rank order: change 35 was measured on this kernel
       // only.)
