@@ -587,6 +587,19 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     plan.ws_kernel = nullptr;
     return cache.ctas_per_sm(dev, plan.kernel, plan.smem, fit_per_sm);
   };
+  // How many clusters of each size of the kernel just taken fit the device at once (none where
+  // the build or the device has no cluster splits), with `single` single CTAs.
+  auto capacity_of_taken = [&](ClusterCapacity& cap, int single) -> Status {
+    cap = ClusterCapacity{};
+    if (kClusterSplit && dev.cluster) {
+      if (const Status st = cache.cluster_capacity(dev, plan.kernel, plan.smem, cap);
+          st != Status::kSuccess) {
+        return st;
+      }
+    }
+    cap.clusters[1] = single;
+    return Status::kSuccess;
+  };
   // The cluster split of the mma.sync kernel just taken (0: none, striped runs), the largest
   // that keeps every cluster resident at once (select_split says when; bench/NOTES.md).
   auto mma_cluster_split = [&](int& split) -> Status {
@@ -598,10 +611,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
                          kMaxClusterSplit);
     if (split >= 2) {
       ClusterCapacity cap;
-      if (const Status st = cache.cluster_capacity(dev, plan.kernel, plan.smem, cap);
-          st != Status::kSuccess) {
-        return st;
-      }
+      if (const Status st = capacity_of_taken(cap, 0); st != Status::kSuccess) return st;
       while (split >= 2 && cap.clusters[split] < slices) --split;  // until all are resident
     }
     if (split < 2) split = 0;
@@ -636,14 +646,10 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     // Where the 256-row tile was taken, the 128-row tile (128 wide) instead if the wave model
     // finds it cheaper (wgmma_rows_beat_tall), on the 256-row kernel's cluster capacity.
     if (wgmma && wgmma_blocks == kWgmmaMBlocksTall && kWgmmaRows128 && kWgmmaPlan == 0) {
-      ClusterCapacity cap;
-      if (kClusterSplit && dev.cluster) {
-        if (const Status st = cache.cluster_capacity(dev, plan.kernel, plan.smem, cap);
-            st != Status::kSuccess) {
-          return st;
-        }
+      ClusterCapacity cap;  // one CTA per SM (fit_per_sm >= 1)
+      if (const Status st = capacity_of_taken(cap, dev.sm_count); st != Status::kSuccess) {
+        return st;
       }
-      cap.clusters[1] = dev.sm_count;  // one CTA per SM (fit_per_sm >= 1)
       const bool ws_striped = kWgmmaWs && kWgmmaWsStriped && tensor_map_encoder() != nullptr;
       if (wgmma_rows_beat_tall(
               args.m, args.n, args.k, cap,
@@ -701,13 +707,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
       }
     }
     ClusterCapacity cap;
-    if (kClusterSplit && dev.cluster) {
-      if (const Status st = cache.cluster_capacity(dev, plan.kernel, plan.smem, cap);
-          st != Status::kSuccess) {
-        return st;
-      }
-    }
-    cap.clusters[1] = capacity;
+    if (const Status st = capacity_of_taken(cap, capacity); st != Status::kSuccess) return st;
     // The fixed cost of striped runs depends on the kernel that would run them and its tile.
     const bool ws_striped = plan.ws_kernel != nullptr && kWgmmaWsStriped;
     const WgmmaPartition wp =

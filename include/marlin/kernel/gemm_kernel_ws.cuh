@@ -5,10 +5,10 @@
 // a stage on its `empty` mbarrier once their wgmmas of it are done. No CTA barrier in the main
 // loop, and the copies run up to kDepth tiles ahead. A CTA's run is a whole slice, its rank's
 // share in a cluster split, or a striped run of segments (one per slice it touches) reduced
-// through the workspace as the plain kernel does; the copy thread starts a segment's copies
-// only after the previous segment's epilogue has read the reduction tile, which reuses the
-// pipeline's memory (striped runs of the 256-row tile store their partials from registers,
-// so unless a CTA sums the slice it lets the copies start as soon as it has arrived).
+// through the workspace; the copy thread starts a segment's copies only after the previous
+// segment's epilogue has read the reduction tile, which reuses the pipeline's memory (a
+// striped CTA that does not sum the slice stores its partial from registers, so it lets the
+// copies start as soon as it has arrived).
 #pragma once
 
 #include <cuda.h>  // CUtensorMap
@@ -248,12 +248,16 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     auto tile_value = [&](int i) {
       return sh_red + (i / G::kOutVecsPerRow) * G::kRedStride + 8 * (i % G::kOutVecsPerRow);
     };
-    if (k_begin == 0 && k_end == part.k_tiles) {
-      ptx::named_barrier_sync(1, kComputeThreads);
-      for (int i = ctid; i < out_vecs; i += kComputeThreads) {
+    // Output vectors begin .. end - 1 of the reduction tile to C.
+    auto tile_to_c = [&](int begin, int end) {
+      for (int i = begin + ctid; i < end; i += kComputeThreads) {
         const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
         store_c(i, src[0], src[1]);
       }
+    };
+    if (k_begin == 0 && k_end == part.k_tiles) {
+      ptx::named_barrier_sync(1, kComputeThreads);
+      tile_to_c(0, out_vecs);
     } else if (part.split == 2) {
       // Cluster split of 2 (one segment per CTA, the slice's two CTAs one cluster): rank r
       // writes rows [r, r + 1) * kTileM / 2 of C. Once both CTAs are past their loops, each
@@ -306,11 +310,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       }
       ptx::named_barrier_sync(1, kComputeThreads);
       const int begin = rank * kHalfRows * G::kOutVecsPerRow;
-      const int end = min(out_vecs, begin + kHalfRows * G::kOutVecsPerRow);
-      for (int i = begin + ctid; i < end; i += kComputeThreads) {
-        const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
-        store_c(i, src[0], src[1]);
-      }
+      tile_to_c(begin, min(out_vecs, begin + kHalfRows * G::kOutVecsPerRow));
     } else if (part.split > 0) {
       // Cluster split of 3 or more (one segment per CTA; the CTAs of the slice are one
       // cluster, and a whole-slice CTA of a hybrid is in a cluster of whole-slice CTAs only):
@@ -435,10 +435,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         }
       }
       ptx::named_barrier_sync(1, kComputeThreads);
-      for (int i = ctid; i < out_vecs; i += kComputeThreads) {
-        const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
-        store_c(i, src[0], src[1]);
-      }
+      tile_to_c(0, out_vecs);
     }
     // The reduction tile has been read: the copy thread may refill the stages.
     ptx::named_barrier_sync(1, kComputeThreads);
