@@ -222,9 +222,10 @@ struct CaseResult {
 
 /// The launch a plan describes, for the label: path and CTA tile (`wgmma 128x256`, `mma
 /// 16x128`; `wgmma-ws` where the warp-specialized kernel runs), then how the tiles are spread:
-/// `whole` (one CTA per slice), `split S` (a cluster of S CTAs per slice), `whole W then split
-/// S` (the warpgroup kernel's hybrid: W slices one CTA each, the rest split) or `striped G` (G
-/// CTAs over the K-first order of tiles).
+/// `whole` (one CTA per slice), `whole runs of R on G` (G CTAs, R whole slices each),
+/// `split S` (a cluster of S CTAs per slice), `whole W then split S` (the warpgroup kernel's
+/// hybrid: W slices one CTA each, the rest split) or `striped G` (G CTAs over the K-first order
+/// of tiles).
 std::string plan_summary(const marlin::detail::Plan& plan) {
   const marlin::detail::Partition& p = plan.part;
   const char* const path =
@@ -236,6 +237,10 @@ std::string plan_summary(const marlin::detail::Plan& plan) {
   }
   if (p.split > 0) return s + " split " + std::to_string(p.split);
   if (p.grid == p.slices && p.iters == p.k_tiles) return s + " whole";
+  if (p.iters % p.k_tiles == 0) {  // runs of whole slices (make_whole_runs)
+    return s + " whole runs of " + std::to_string(p.iters / p.k_tiles) + " on " +
+           std::to_string(p.grid);
+  }
   return s + " striped " + std::to_string(p.grid);
 }
 

@@ -19,7 +19,9 @@
 # tile (24 49152 4096: 192 slices over 132 CTAs, bench/NOTES.md change 28; 24 4096 14336: the
 # 32-row tile beside the mma.sync kernel's split of 2, 16 slices over 128 CTAs), of the 64-row
 # tile (50 10240 8192: 40 slices over 132 CTAs) and of the 128-row tile 256 wide (100 10240
-# 8192), whose partials are summed in registers (change 34). Every warpgroup tile runs the
+# 8192), whose partials are summed in registers (change 34), and runs of whole slices (2048
+# 4096 1024: 256 slices of the 256-row tile, two per CTA, whose next slice's copies land while
+# the last is written through the output tile; change 37). Every warpgroup tile runs the
 # warp-specialized kernel (tensor copies) wherever the driver encodes tensor maps.
 set -euo pipefail
 bin=${1:?usage: sanitize.sh <gemm_once> [tool ...]}
@@ -52,6 +54,7 @@ shapes=(
   "100 10240 8192 -1"
   "256 4096 4096 128"
   "256 8192 8192 128"
+  "2048 4096 1024 -1"
 )
 fail=0
 for tool in "${tools[@]}"; do

@@ -312,7 +312,10 @@ TEST(GemmWarpgroup, TilesBesideTheMmaSyncSplitOfTwoMatchReference) {
 
 // More whole slices than kMaxGrid (which bounds only the slice counters of partitions that
 // reduce through the workspace): 4100 slices of the 256-row tile (2 row groups of 2050
-// 128-column slices, the second holding 244 rows), one CTA each, no workspace.
+// 128-column slices, the second holding 244 rows), no workspace. The automatic plan runs them
+// as runs of whole slices over at most one CTA per SM on the warp-specialized kernel (change
+// 37: 32 slices each over 129 CTAs on an H200), and one CTA per slice otherwise; one CTA per
+// slice is forced too, beyond kMaxGrid, and gives the same bits.
 TEST(GemmWarpgroup, WholeSlicesBeyondTheGridLimitMatchReference) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
@@ -320,13 +323,35 @@ TEST(GemmWarpgroup, WholeSlicesBeyondTheGridLimitMatchReference) {
   const Shape s{500, 262400, 128, 128};
   marlin::detail::Plan plan;
   ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
+  const bool runs = plan.wgmma && plan.ws_kernel != nullptr &&
+                    marlin::detail::kWgmmaWholeRuns && marlin::detail::kWgmmaWsStriped;
   if (dev.wgmma && dev.sm_count == 132) {
     EXPECT_EQ(plan.m_blocks, marlin::kWgmmaMBlocksTall);
-    EXPECT_EQ(plan.part.grid, plan.part.slices);
-    EXPECT_GT(plan.part.grid, marlin::detail::kMaxGrid);
     EXPECT_EQ(plan.workspace_bytes, 0u);
+    if (runs) {
+      EXPECT_EQ(plan.part.iters, 32 * plan.part.k_tiles);
+      EXPECT_EQ(plan.part.grid, 129);
+    } else {
+      EXPECT_EQ(plan.part.grid, plan.part.slices);
+      EXPECT_GT(plan.part.grid, marlin::detail::kMaxGrid);
+    }
   }
   run_and_check(s.m, s.n, s.k, s.g);
+  if (!plan.wgmma) return;
+  // One CTA per slice, forced, against the automatic plan's bits.
+  GemmProblem p;
+  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, s.m, s.n, s.k, s.g, 61));
+  const marlin::GemmArgs args = p.args();
+  ASSERT_EQ(marlin::gemm<>(args, nullptr, 0, nullptr), Status::kSuccess);
+  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+  const auto auto_c = marlin_test::c_of(p);
+  marlin::detail::set_whole_slices(args, plan);
+  ASSERT_GT(plan.part.grid, marlin::detail::kMaxGrid);
+  ASSERT_EQ(plan.workspace_bytes, 0u);
+  ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
+  ASSERT_EQ(marlin::detail::run_plan(args, plan, nullptr, 0, nullptr), Status::kSuccess);
+  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+  EXPECT_EQ(marlin_test::c_of(p), auto_c);
 }
 
 // Refused calls (each bad argument and workspace fault, C and workspace untouched) are in

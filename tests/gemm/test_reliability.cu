@@ -497,6 +497,64 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
   if (marlin::detail::kWgmmaTinyMinN == 16384) EXPECT_EQ(tiny_shapes, 2);
 }
 
+// Runs of whole slices (make_whole_runs): each warp-specialized tile, per-channel and grouped,
+// full and padded past M, over 1, 2, 7 and the device's SMs worth of CTAs gives the same bits as
+// one CTA per slice (every slice is summed by one CTA in the same order either way; only when
+// the next slice's copies start differs), needs no workspace, and is the automatic plan where
+// whole slices take more than one wave.
+TEST(Reliability, WholeSliceRunsGiveTheBitsOfOneCtaPerSlice) {
+  MARLIN_REQUIRE_GPU();
+  marlin::detail::DeviceInfo dev;
+  ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+  if (!dev.wgmma) GTEST_SKIP() << "the warpgroup kernel needs sm_90a code on an sm_90 GPU";
+  if (marlin::detail::tensor_map_encoder() == nullptr) {
+    GTEST_SKIP() << "the warp-specialized kernel needs the driver's tensor map encoder";
+  }
+  int whole_run_plans = 0;
+  for (auto [m, n, k, g] :
+       {std::tuple{2048, 4096, 1024, -1}, std::tuple{1000, 8192, 512, 128},
+        std::tuple{200, 4096, 768, 128}, std::tuple{100, 8192, 1024, -1},
+        std::tuple{40, 16384, 512, 128}, std::tuple{24, 32768, 512, -1}}) {
+    GemmProblem p;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 53));
+    const marlin::GemmArgs args = p.args();
+    SCOPED_TRACE(p.describe());
+    marlin::detail::Plan plan;
+    ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(args, dev, plan), Status::kSuccess);
+    if (!plan.wgmma || plan.ws_kernel == nullptr) continue;  // a tile without a ws variant
+    const marlin::detail::Partition& auto_part = plan.part;
+    if (auto_part.split == 0 && auto_part.iters % auto_part.k_tiles == 0 &&
+        auto_part.iters > auto_part.k_tiles) {
+      whole_run_plans += 1;
+      EXPECT_LE(auto_part.grid, dev.sm_count);
+    }
+    std::vector<float> ref;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+    marlin::detail::set_whole_slices(args, plan);
+    std::vector<uint16_t> per_slice;
+    ASSERT_NO_FATAL_FAILURE(run_partition(p, plan, ref, per_slice));
+    for (int max_ctas : {1, 2, 7, dev.sm_count}) {
+      marlin::detail::set_whole_runs(args, max_ctas, plan);
+      SCOPED_TRACE("max_ctas " + std::to_string(max_ctas) + " grid " +
+                   std::to_string(plan.part.grid));
+      ASSERT_EQ(plan.workspace_bytes, 0u);
+      ASSERT_EQ(plan.part.iters % plan.part.k_tiles, 0);
+      EXPECT_TRUE(marlin::detail::launches_ws(plan) || !marlin::detail::kWgmmaWsStriped);
+      ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
+      ASSERT_EQ(marlin::detail::run_plan(args, plan, nullptr, 0, nullptr), Status::kSuccess);
+      MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+      const auto c = c_of(p);
+      MARLIN_EXPECT_CLOSE(p, c, ref);
+      EXPECT_EQ(c, per_slice) << "whole slices must give the same bits in a run or alone";
+    }
+  }
+  // 2048 x 4096 x 1024 takes two waves of 256-row slices on the H200 (256 slices, 132 SMs).
+  if (marlin::detail::kWgmmaWholeRuns && marlin::detail::kWgmmaWsStriped &&
+      dev.sm_count == 132) {
+    EXPECT_GE(whole_run_plans, 1);
+  }
+}
+
 // ---- concurrency ----------------------------------------------------------------------------
 
 TEST(Reliability, ConcurrentStreamsWithOwnWorkspacesAreAllCorrect) {

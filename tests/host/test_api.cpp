@@ -309,8 +309,9 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
           << m;
     }
   }
-  // Every warpgroup tile's pipeline and reduction tile fit an sm_90 block (227 KB): the 64-
-  // and 128-row tiles at both widths, the 256-row tile narrow (its only width).
+  // Every warpgroup tile's pipeline and reduction tile (and the warp-specialized kernel's
+  // output tile) fit an sm_90 block (227 KB): the 64- and 128-row tiles at both widths, the
+  // 256-row tile narrow (its only width).
   for (const marlin::TileConfig tile :
        {marlin::kTileConfigs[marlin::kWgmmaConfig], marlin::kWgmmaNarrowTile}) {
     for (int m_blocks :
@@ -324,6 +325,10 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
         EXPECT_GE(smem, marlin::stages_for(tile, m_blocks, true) *
                             marlin::stage_bytes(tile, m_blocks, grouped));
         EXPECT_GE(smem, 16 * m_blocks * (tile.tile_n() + 8) * 4);
+        // The warp-specialized kernel adds its fp16 output tile after all of that.
+        const int ws_smem = marlin::ws_smem_bytes(tile, m_blocks, grouped);
+        EXPECT_EQ(ws_smem, smem + 16 * m_blocks * (tile.tile_n() + 8) * 2) << m_blocks;
+        EXPECT_LE(ws_smem, 227 * 1024) << m_blocks;
       }
     }
   }
@@ -784,6 +789,46 @@ TEST(Partition, WholeSlicesMayExceedTheGridLimit) {
   EXPECT_EQ(p.grid, p.slices);
   EXPECT_TRUE(marlin::detail::slice_local_runs(p));
   EXPECT_FALSE(marlin::detail::needs_reduction(p));
+}
+
+// Runs of whole slices (make_whole_runs): every CTA's run starts and ends on slice boundaries
+// and holds ceil(slices / min(max_ctas, slices)) slices (the last CTA's at least one), no CTA
+// is idle, the runs cover every tile once, the grid never exceeds max_ctas, the rounds are as
+// many as one CTA per slice would take waves on max_ctas SMs, and no workspace is needed.
+TEST(Partition, WholeRunsHoldWholeSlicesInAsManyRoundsAsWaves) {
+  int multi_slice = 0;
+  for (int k_tiles : {1, 3, 64, 128}) {
+    for (int n_tiles : {1, 7, 32, 448}) {
+      for (int m_groups : {1, 2, 16}) {
+        for (int max_ctas : {1, 5, 128, 132}) {
+          const auto p = marlin::detail::make_whole_runs(k_tiles, n_tiles, m_groups, max_ctas);
+          SCOPED_TRACE(std::to_string(k_tiles) + " x " + std::to_string(n_tiles) + " x " +
+                       std::to_string(m_groups) + ", " + std::to_string(max_ctas));
+          const int slices = n_tiles * m_groups;
+          const int per = p.iters / k_tiles;
+          ASSERT_EQ(p.iters % k_tiles, 0);
+          EXPECT_EQ(per, (slices + max_ctas - 1) / max_ctas);  // rounds = waves
+          EXPECT_LE(p.grid, max_ctas);
+          EXPECT_FALSE(marlin::detail::needs_reduction(p));
+          EXPECT_EQ(p.split, 0);
+          int covered = 0;
+          for (int cta = 0; cta < p.grid; ++cta) {
+            int begin = 0, end = 0;
+            marlin::detail::cta_run(p, cta, begin, end);
+            ASSERT_EQ(begin, covered) << "cta " << cta;
+            ASSERT_GT(end, begin) << "cta " << cta;
+            EXPECT_EQ(begin % k_tiles, 0);
+            EXPECT_EQ(end % k_tiles, 0);
+            EXPECT_LE(end - begin, p.iters);
+            covered = end;
+          }
+          EXPECT_EQ(covered, p.total);
+          multi_slice += per > 1;
+        }
+      }
+    }
+  }
+  EXPECT_GT(multi_slice, 50);  // runs of several slices occur
 }
 
 TEST(Partition, SmallProblemsUseOneCtaPerTile) {

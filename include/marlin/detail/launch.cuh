@@ -82,6 +82,14 @@ static_assert(kWgmmaWsLevel >= 0 && kWgmmaWsLevel <= 4, "MARLIN_WGMMA_WS must be
 #endif
 inline constexpr bool kWgmmaWsStriped = MARLIN_WGMMA_WS_STRIPED != 0;
 
+/// Whether whole-slice plans of the warp-specialized kernels run as runs of whole slices over
+/// at most one CTA per SM (make_whole_runs) rather than one CTA per slice in waves (change 37,
+/// bench/NOTES.md). Build with -DMARLIN_WGMMA_WHOLE_RUNS=0 only to measure without.
+#ifndef MARLIN_WGMMA_WHOLE_RUNS
+#define MARLIN_WGMMA_WHOLE_RUNS 1
+#endif
+inline constexpr bool kWgmmaWholeRuns = MARLIN_WGMMA_WHOLE_RUNS != 0;
+
 /// Whether the warpgroup tile of `m_blocks` rows has a warp-specialized variant in this build.
 constexpr bool ws_tile(int m_blocks) {
   return (kWgmmaWsLevel >= 1 && m_blocks == kWgmmaMBlocksTall) ||
@@ -449,6 +457,7 @@ struct Plan {
   /// launches it for every partition (kWgmmaWsStriped), or where every CTA's run lies in one
   /// slice (slice_local_runs).
   WsKernelFn ws_kernel = nullptr;
+  int ws_smem = 0;  ///< dynamic shared memory per CTA of `ws_kernel` (ws_smem_bytes), bytes
   Partition part;
   std::size_t counters_bytes = 0;   ///< offset of the partial slots in the workspace
   std::size_t workspace_bytes = 0;  ///< 0 when no slice is shared between CTAs
@@ -488,6 +497,16 @@ inline void set_whole_slices(const GemmArgs& args, Plan& plan) {
   const int n_tiles = args.n / tile.tile_n();
   const int m_groups = m_groups_for(args.m, plan.m_blocks);
   plan.part = make_partition(args.k / tile.tile_k(), n_tiles, m_groups, n_tiles * m_groups);
+  plan.counters_bytes = 0;
+  plan.workspace_bytes = 0;
+}
+
+/// Gives `plan` (config and m_blocks chosen) runs of whole slices over at most `max_ctas` CTAs
+/// (make_whole_runs); no workspace.
+inline void set_whole_runs(const GemmArgs& args, int max_ctas, Plan& plan) {
+  const TileConfig tile = plan.tile;
+  plan.part = make_whole_runs(args.k / tile.tile_k(), args.n / tile.tile_n(),
+                              m_groups_for(args.m, plan.m_blocks), max_ctas);
   plan.counters_bytes = 0;
   plan.workspace_bytes = 0;
 }
@@ -585,6 +604,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     if (plan.smem > dev.smem_optin) return Status::kErrorInsufficientSharedMemory;
     plan.kernel = select_kernel<Config>(config, m_blocks, grouped, wgmma, narrow);
     plan.ws_kernel = nullptr;
+    plan.ws_smem = 0;
     return cache.ctas_per_sm(dev, plan.kernel, plan.smem, fit_per_sm);
   };
   // How many clusters of each size of the kernel just taken fit the device at once (none where
@@ -698,12 +718,16 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
       if (ws_tile(plan.m_blocks) && tensor_map_encoder() != nullptr) {
         const WsKernelFn ws = grouped ? ws_kernel_for<true>(plan.m_blocks, plan.tile)
                                       : ws_kernel_for<false>(plan.m_blocks, plan.tile);
+        const int ws_smem = ws_smem_bytes(plan.tile, plan.m_blocks, grouped);
         int ws_fit = 0;
-        if (const Status st = cache.ctas_per_sm(dev, ws, plan.smem, ws_fit, kernel::kWsThreads);
+        if (const Status st = cache.ctas_per_sm(dev, ws, ws_smem, ws_fit, kernel::kWsThreads);
             st != Status::kSuccess) {
           return st;
         }
-        if (ws_fit >= 1) plan.ws_kernel = ws;
+        if (ws_fit >= 1) {
+          plan.ws_kernel = ws;
+          plan.ws_smem = ws_smem;
+        }
       }
     }
     ClusterCapacity cap;
@@ -716,8 +740,12 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     if (wp.split >= 2) {
       set_split(args, wp.split, plan, wp.whole);
     } else {
-      // Whole slices are striped runs of one slice each, in as many waves as needed.
-      if (wp.split == 1) {
+      // Whole slices: on the warp-specialized kernel, runs of whole slices over at most one
+      // CTA per SM (the copies of a CTA's next slice overlap the writing of its last); on the
+      // plain kernel, striped runs of one slice each, in as many waves as needed.
+      if (wp.split == 1 && kWgmmaWholeRuns && plan.ws_kernel != nullptr && kWgmmaWsStriped) {
+        set_whole_runs(args, capacity, plan);
+      } else if (wp.split == 1) {
         set_whole_slices(args, plan);
       } else {
         set_partition(args, capacity, plan);
@@ -777,7 +805,7 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
     if (const Status st = encode_ws_tensor_maps(args, plan, ws); st != Status::kSuccess) {
       return st;
     }
-    const LaunchConfig launch(plan.part.grid, plan.part.split, plan.pdl, plan.smem, stream,
+    const LaunchConfig launch(plan.part.grid, plan.part.split, plan.pdl, plan.ws_smem, stream,
                               kernel::kWsThreads);
     if (const cudaError_t err = cudaLaunchKernelEx(&launch.config, plan.ws_kernel, ws);
         err != cudaSuccess) {

@@ -65,6 +65,21 @@ constexpr Partition make_partition(int k_tiles, int n_tiles, int m_groups, int m
   return p;
 }
 
+/// Runs of whole slices: each CTA's run is `per` consecutive whole slices (the last CTA's may
+/// hold fewer), per = ceil(slices / max_ctas), over ceil(slices / per) <= max_ctas CTAs. A
+/// striped partition whose run boundaries are all slice boundaries, so it needs no workspace
+/// (needs_reduction); it takes as many rounds as one CTA per slice takes waves, and the
+/// warp-specialized kernel fills the stages with a slice's copies while it writes the previous
+/// slice to C. Preconditions: all arguments >= 1.
+constexpr Partition make_whole_runs(int k_tiles, int n_tiles, int m_groups, int max_ctas) {
+  Partition p = tile_space(k_tiles, n_tiles, m_groups);
+  const int ctas = max_ctas < p.slices ? max_ctas : p.slices;
+  const int per = (p.slices + ctas - 1) / ctas;
+  p.iters = per * k_tiles;
+  p.grid = (p.slices + per - 1) / per;
+  return p;
+}
+
 /// The cluster-split partition: `split` CTAs per slice (1 <= split <= k_tiles), slices * split
 /// CTAs in all; or, with `whole` > 0 (a multiple of split, less than the slices), the first
 /// `whole` slices one CTA each and the others `split` CTAs each. Needs no workspace.

@@ -83,6 +83,9 @@ struct Geometry {
   static constexpr int kStage = kAStage + kBStage + kSStage;
   static constexpr int kRedStride = kTileN + 8;  // floats; +8 makes fragment stores conflict-free
   static constexpr int kOutVecsPerRow = kTileN / 8;  // 8 outputs (16 bytes of fp16) per vector
+  // Bytes of the pipeline or the reduction tile that reuses it, whichever is larger.
+  static constexpr int kPipelineBytes =
+      pipeline_bytes(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGroupedScales, kWarpgroup);
   static_assert(kAVecsPerRow >= 8, "the A swizzle permutes 8 vectors of a row");
   static_assert(kSubSteps >= 1 && kWarpsK * kSubSteps == kKBlocks, "K must split evenly");
   static_assert(kWarpgroup ? is_wgmma_m_blocks(kMBlocks) && kTileK == kWgmmaTileK &&
@@ -184,6 +187,13 @@ __device__ __forceinline__ void load_channel_scales(const __half* scales, int co
     s[2 * i] = __low2float(pair);
     s[2 * i + 1] = __high2float(pair);
   }
+}
+
+/// The per-channel scale of column `col`, from load_channel_scales's permuted layout.
+__device__ __forceinline__ float channel_scale(const __half* scales, int col) {
+  const int j = col & 7;
+  return __half2float(
+      __ldg(scales + (col & ~31) + 2 * ((col & 31) / 8) + 8 * (j / 2) + (j & 1)));
 }
 
 /// Converts 8 fp32 values, scaled by `s` when per-channel, to one 16-byte fp16 vector.

@@ -3,12 +3,13 @@
 // with tensor copies (the TMA: the A tile, the B tile and the scale row, whose bytes complete on
 // a `full` mbarrier per stage); warpgroups 1 and 2 only dequantize and issue wgmmas, and release
 // a stage on its `empty` mbarrier once their wgmmas of it are done. No CTA barrier in the main
-// loop, and the copies run up to kDepth tiles ahead. A CTA's run is a whole slice, its rank's
-// share in a cluster split, or a striped run of segments (one per slice it touches) reduced
-// through the workspace; the copy thread starts a segment's copies only after the previous
-// segment's epilogue has read the reduction tile, which reuses the pipeline's memory (a
-// striped CTA that does not sum the slice stores its partial from registers, so it lets the
-// copies start as soon as it has arrived).
+// loop, and the copies run up to kDepth tiles ahead. A CTA's run is a whole slice, a run of
+// whole slices, its rank's share in a cluster split, or a striped run of segments (one per
+// slice it touches) reduced through the workspace; the copy thread starts a segment's copies
+// only after the previous segment's epilogue has read the reduction tile, which reuses the
+// pipeline's memory. Two epilogues let the copies start at once: a whole slice writes C
+// through an fp16 output tile of its own, after the pipeline (change 37), and a striped CTA
+// that does not sum the slice stores its partial from registers.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap
@@ -45,9 +46,9 @@ struct WsParams {
 
 /// The warpgroup kernel's tile of 16 kMBlocks rows and 16 kNBlocks columns (256 x 128,
 /// 128 x 128 or 256, 64 x 256 or 32 x 256), warp-specialized. Launch with kWsThreads threads,
-/// the same shared memory as gemm_kernel's instance of that tile and any partition (in
-/// clusters of part.split CTAs where it splits; with the plan's workspace where striped runs
-/// share slices).
+/// ws_smem_bytes of shared memory (gemm_kernel's for that tile plus the fp16 output tile) and
+/// any partition (in clusters of part.split CTAs where it splits; with the plan's workspace
+/// where striped runs share slices).
 template <int kMBlocks, int kNBlocks, bool kGrouped>
 __global__ void __launch_bounds__(kWsThreads, 1)
     gemm_kernel_ws(const __grid_constant__ WsParams ws) {
@@ -83,6 +84,13 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   int4* const sh_b = sh_a + kDepth * G::kAStage;  // [kDepth][G::kBStage]
   int4* const sh_s = sh_b + kDepth * G::kBStage;  // [kDepth][G::kSStage]
   float* const sh_red = reinterpret_cast<float*>(smem);  // [kTileM][kRedStride], at the end
+  // The fp16 output tile of whole slices, after the pipeline (and the reduction tile): whole
+  // slices write C through it while the next slice's copies fill the stages.
+  constexpr int kOutStride = G::kTileN + 8;  // halves
+  static_assert(G::kPipelineBytes % 16 == 0 && 2 * kOutStride % 16 == 0,
+                "16-byte output vectors");
+  __half* const sh_out =
+      reinterpret_cast<__half*>(reinterpret_cast<char*>(smem) + G::kPipelineBytes);
 
   const int tid = static_cast<int>(threadIdx.x);
   // The role, read from lane 0 so that ptxas sees it warp-uniform.
@@ -232,14 +240,47 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     // after this segment's epilogue, red_done_bar).
     ptx::mbarrier_arrive(&empty_bar[(n_k - 1) % kDepth]);
     // Both computing warpgroups are done with the pipeline's memory (every copy landed before
-    // its `full` wait), so it becomes the reduction tile of whole slices and cluster splits of
-    // 3 or more (and of the striped CTA that sums the slice, and of a split of 2, below).
+    // its `full` wait), so it becomes the reduction tile of cluster splits of 3 or more (and of
+    // the striped CTA that sums the slice, and of a split of 2, below).
     ptx::named_barrier_sync(1, kComputeThreads);
-    if ((k_begin == 0 && k_end == part.k_tiles) || part.split > 2) {
-      detail_kernel::store_wgmma_acc<G>(acc, sh_red, cwg, wq, lane);
-    }
     const int col0 = n_tile * G::kTileN;
     const int out_vecs = rows * G::kOutVecsPerRow;
+    if (k_begin == 0 && k_end == part.k_tiles) {
+      // A whole slice: the stages are released at once (the copy thread starts the run's next
+      // slice while this one is written), and the accumulators, scaled per channel where the
+      // scales are, go to C through the fp16 output tile. Thread (lane, wq) holds rows
+      // 8 i + 2 (lane % 4) (+ 1) of columns 16 wq + lane / 4 (+ 8) of each 64-column strip
+      // (store_wgmma_acc's layout); the conversion is to_half8's, so C is the same bits.
+      if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);
+#pragma unroll
+      for (int strip = 0; strip < kStrips; ++strip) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int col = (kStrips * cwg + strip) * 64 + wq * 16 + lane / 4 + 8 * h;
+          [[maybe_unused]] float scale = 1.0f;
+          if constexpr (!kGrouped) scale = detail_kernel::channel_scale(channel_scales, col0 + col);
+#pragma unroll
+          for (int i = 0; i < G::kTileM / 8; ++i) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              float v = acc[strip][4 * i + 2 * h + e];
+              if constexpr (!kGrouped) v *= scale;
+              sh_out[(8 * i + 2 * (lane % 4) + e) * kOutStride + col] = __float2half_rn(v);
+            }
+          }
+        }
+      }
+      ptx::named_barrier_sync(1, kComputeThreads);
+      for (int i = ctid; i < out_vecs; i += kComputeThreads) {
+        const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
+        params.c[static_cast<size_t>(row0 + r) * c_row_vecs + n_tile * G::kOutVecsPerRow + v] =
+            *reinterpret_cast<const int4*>(sh_out + r * kOutStride + 8 * v);
+      }
+      // Every thread has read the output tile before the next slice's epilogue writes it.
+      ptx::named_barrier_sync(1, kComputeThreads);
+      continue;  // the stages were released above
+    }
+    if (part.split > 2) detail_kernel::store_wgmma_acc<G>(acc, sh_red, cwg, wq, lane);
     auto store_c = [&](int i, float4 lo, float4 hi) {
       const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
       params.c[static_cast<size_t>(row0 + r) * c_row_vecs + n_tile * G::kOutVecsPerRow + v] =
@@ -248,17 +289,12 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     auto tile_value = [&](int i) {
       return sh_red + (i / G::kOutVecsPerRow) * G::kRedStride + 8 * (i % G::kOutVecsPerRow);
     };
-    // Output vectors begin .. end - 1 of the reduction tile to C.
-    auto tile_to_c = [&](int begin, int end) {
-      for (int i = begin + ctid; i < end; i += kComputeThreads) {
-        const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
-        store_c(i, src[0], src[1]);
-      }
+    // Output vector i of the reduction tile to C.
+    auto vec_to_c = [&](int i) {
+      const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
+      store_c(i, src[0], src[1]);
     };
-    if (k_begin == 0 && k_end == part.k_tiles) {
-      ptx::named_barrier_sync(1, kComputeThreads);
-      tile_to_c(0, out_vecs);
-    } else if (part.split == 2) {
+    if (part.split == 2) {
       // Cluster split of 2 (one segment per CTA, the slice's two CTAs one cluster): rank r
       // writes rows [r, r + 1) * kTileM / 2 of C. Once both CTAs are past their loops, each
       // thread stores the accumulator vectors of the other rank's rows straight into that
@@ -310,7 +346,11 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       }
       ptx::named_barrier_sync(1, kComputeThreads);
       const int begin = rank * kHalfRows * G::kOutVecsPerRow;
-      tile_to_c(begin, min(out_vecs, begin + kHalfRows * G::kOutVecsPerRow));
+      const int end = min(out_vecs, begin + kHalfRows * G::kOutVecsPerRow);
+      // One vector per trip: unrolled, this loop made ptxas spill six values of the 128 x 256
+      // instances (stored in the prologue, reloaded here).
+#pragma unroll 1
+      for (int i = begin + ctid; i < end; i += kComputeThreads) vec_to_c(i);
     } else if (part.split > 0) {
       // Cluster split of 3 or more (one segment per CTA; the CTAs of the slice are one
       // cluster, and a whole-slice CTA of a hybrid is in a cluster of whole-slice CTAs only):
@@ -435,7 +475,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         }
       }
       ptx::named_barrier_sync(1, kComputeThreads);
-      tile_to_c(0, out_vecs);
+      for (int i = ctid; i < out_vecs; i += kComputeThreads) vec_to_c(i);
     }
     // The reduction tile has been read: the copy thread may refill the stages.
     ptx::named_barrier_sync(1, kComputeThreads);

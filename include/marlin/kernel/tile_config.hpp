@@ -177,6 +177,20 @@ constexpr int smem_bytes(TileConfig c, int m_blocks, bool grouped, bool wgmma) {
   return pipeline_bytes(c, m_blocks, grouped, wgmma) + kSmemAlign;
 }
 
+/// Bytes of the warp-specialized warpgroup kernel's fp16 output tile (kernel::gemm_kernel_ws),
+/// which it places after pipeline_bytes: whole slices convert their accumulators into it and
+/// write C from it, so that the copies of the CTA's next slice fill the stages meanwhile. Rows
+/// padded by 8 halves (16 bytes), which keeps the fragment stores free of bank conflicts.
+constexpr int ws_out_bytes(TileConfig c, int m_blocks) {
+  return 16 * m_blocks * (c.tile_n() + 8) * 2;
+}
+
+/// Shared memory in bytes that a CTA of the warp-specialized warpgroup kernel of `m_blocks` x
+/// configuration `c` needs: the plain warpgroup kernel's (smem_bytes) plus its output tile.
+constexpr int ws_smem_bytes(TileConfig c, int m_blocks, bool grouped) {
+  return smem_bytes(c, m_blocks, grouped, true) + ws_out_bytes(c, m_blocks);
+}
+
 /// Where the cluster-split exchange buffer of a mma.sync CTA starts, in bytes from the aligned
 /// pipeline: after the pipeline and the fp32 reduction tile, so that other ranks may write it
 /// while this CTA still computes.
