@@ -224,14 +224,19 @@ struct CaseResult {
 /// 16x128`; `wgmma-ws` where the warp-specialized kernel runs), then how the tiles are spread:
 /// `whole` (one CTA per slice), `whole runs of R on G` (G CTAs, R whole slices each),
 /// `split S` (a cluster of S CTAs per slice), `whole W then split S` (the warpgroup kernel's
-/// hybrid: W slices one CTA each, the rest split) or `striped G` (G CTAs over the K-first order
-/// of tiles).
+/// hybrid: W slices one CTA each, the rest split), `runs of R whole then split S on G` (hybrid
+/// runs: G CTAs, R whole slices each, then a share of a split slice) or `striped G` (G CTAs
+/// over the K-first order of tiles).
 std::string plan_summary(const marlin::detail::Plan& plan) {
   const marlin::detail::Partition& p = plan.part;
   const char* const path =
       marlin::detail::launches_ws(plan) ? "wgmma-ws " : plan.wgmma ? "wgmma " : "mma ";
   std::string s = std::string(path) + std::to_string(16 * plan.m_blocks) + "x" +
                   std::to_string(plan.tile.tile_n());
+  if (p.split > 0 && p.runs > 0) {  // hybrid runs (make_hybrid_runs)
+    return s + " runs of " + std::to_string(p.runs) + " whole then split " +
+           std::to_string(p.split) + " on " + std::to_string(p.grid);
+  }
   if (p.split > 0 && p.whole > 0) {
     return s + " whole " + std::to_string(p.whole) + " then split " + std::to_string(p.split);
   }

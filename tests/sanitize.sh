@@ -12,9 +12,10 @@
 # its 256-row tile (600 4096 1024: 88 rows in the last tile), a cluster split of the 256-row
 # tile (256 4352 4096: 34 slices over clusters of 3), splits of 2, whose CTAs push half their
 # accumulators into each other's shared memory (256 4096 4096: the 128-row tile; 256 8192
-# 8192: the 256-row tile; change 36), and its hybrid partition (whole slices,
-# then split ones: 1000 6144 2048 on a 132-SM GPU), the 128-row tile where wgmma_m_blocks
-# gives the 256-row one (1024 4352 512: a hybrid), and striped runs of the 256-row tile that
+# 8192: the 256-row tile; change 36), and its hybrid partition (whole slices, then split
+# ones: 1000 6144 2048 on a 132-SM GPU; hybrid runs since change 38: each CTA's split share
+# follows its whole slices), the 128-row tile where wgmma_m_blocks gives the 256-row one
+# (1024 4352 512: a hybrid with splits of 3), and striped runs of the 256-row tile that
 # share slices through the workspace (256 10240 8192: 80 slices over 132 CTAs), of the 32-row
 # tile (24 49152 4096: 192 slices over 132 CTAs, bench/NOTES.md change 28; 24 4096 14336: the
 # 32-row tile beside the mma.sync kernel's split of 2, 16 slices over 128 CTAs), of the 64-row

@@ -265,7 +265,9 @@ void auto_plan(const Shape& s, const marlin::detail::DeviceInfo& dev,
 // an H200 is such a hybrid: of the 128-row tile, 272 slices of 8 K tiles (M = 1024, which
 // wgmma_rows_beat_tall moves off the 256-row tile: 234 whole, 38 split over 3 CTAs) and 136
 // (M = 128: 120 whole, 16 split over 4); of the 256-row tile, 192 of 64 (132 whole, 60 split
-// over 2).
+// over 2). On the warp-specialized kernel the plan is hybrid runs (change 38: each CTA of one
+// wave of clusters runs its whole slices, then its share of a split slice), which give the
+// bits of the hybrid with one CTA per whole slice, forced here too.
 TEST(GemmWarpgroup, HybridPartitionMatchesReference) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
@@ -275,12 +277,30 @@ TEST(GemmWarpgroup, HybridPartitionMatchesReference) {
            {1024, 6144, 4096, 128}}) {
     marlin::detail::Plan plan;
     ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
+    const bool runs = plan.wgmma && plan.ws_kernel != nullptr &&
+                      marlin::detail::kWgmmaWholeRuns && marlin::detail::kWgmmaWsStriped;
     if (dev.wgmma && dev.sm_count == 132) {
       EXPECT_TRUE(plan.wgmma && plan.part.split >= 2 && plan.part.whole > 0)
           << s.m << "x" << s.n << "x" << s.k << " g" << s.g << ": split " << plan.part.split
           << " whole " << plan.part.whole;
+      EXPECT_EQ(plan.part.runs > 0, runs);
     }
     run_and_check(s.m, s.n, s.k, s.g);
+    if (plan.part.runs == 0) continue;
+    // The same problem through the automatic plan and through the hybrid of one CTA per
+    // whole slice: the same bits (each slice is summed in the same order either way).
+    GemmProblem p;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, s.m, s.n, s.k, s.g, 67));
+    const marlin::GemmArgs args = p.args();
+    ASSERT_EQ(marlin::gemm<>(args, nullptr, 0, nullptr), Status::kSuccess);
+    MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+    const auto auto_c = marlin_test::c_of(p);
+    marlin::detail::set_split(args, plan.part.split, plan, plan.part.whole);
+    ASSERT_EQ(plan.part.runs, 0);
+    ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
+    ASSERT_EQ(marlin::detail::run_plan(args, plan, nullptr, 0, nullptr), Status::kSuccess);
+    MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+    EXPECT_EQ(marlin_test::c_of(p), auto_c) << s.m << "x" << s.n << "x" << s.k << " g" << s.g;
   }
 }
 

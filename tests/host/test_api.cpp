@@ -607,17 +607,24 @@ TEST(Heuristics, ClusterSplitOnlyWhereItMeasuredFaster) {
 
 // ---- striped partition --------------------------------------------------------------------
 
-// Walks every CTA's run as the kernel does and checks: each tile is covered exactly once; the
-// participants of a slice are exactly the CTAs from first_cta to last_cta (striped) or the
-// slice's cluster (split); partial slots and counters are unique per (slice, CTA) and in
-// range; needs_reduction tells whether any slice is shared through the workspace.
+// Walks every CTA's run (and, in hybrid runs, its tail) as the kernel does and checks: each
+// tile is covered exactly once; the participants of a slice are exactly the CTAs from
+// first_cta to last_cta (striped), the slice's cluster (split), or the one CTA whose run
+// holds it whole; partial slots and counters are unique per (slice, CTA) and in range;
+// needs_reduction tells whether any slice is shared through the workspace.
 void check_partition(const marlin::detail::Partition& p) {
   using namespace marlin::detail;
   SCOPED_TRACE("k_tiles=" + std::to_string(p.k_tiles) + " n_tiles=" + std::to_string(p.n_tiles) +
                " m_groups=" + std::to_string(p.m_groups) + " grid=" + std::to_string(p.grid) +
-               " split=" + std::to_string(p.split) + " whole=" + std::to_string(p.whole));
+               " split=" + std::to_string(p.split) + " whole=" + std::to_string(p.whole) +
+               " runs=" + std::to_string(p.runs));
   ASSERT_GE(p.grid, 1);
-  if (p.split == 0) {
+  if (p.split > 0 && p.runs > 0) {  // hybrid runs
+    ASSERT_EQ(p.grid % p.split, 0);
+    ASSERT_EQ(p.whole, p.runs * p.grid);
+    ASSERT_GT(p.slices, p.whole) << "no split slice";
+    ASSERT_LE(p.slices - p.whole, p.grid / p.split) << "split slices beyond one per cluster";
+  } else if (p.split == 0) {
     ASSERT_GE(static_cast<long>(p.grid) * p.iters, p.total);
     ASSERT_LT(static_cast<long>(p.grid - 1) * p.iters, p.total) << "an idle CTA was launched";
   } else {
@@ -630,10 +637,27 @@ void check_partition(const marlin::detail::Partition& p) {
   std::set<int> shared_slices;
   bool shared = false;
   for (int cta = 0; cta < p.grid; ++cta) {
-    int begin = 0, end = 0;
-    cta_run(p, cta, begin, end);
+    int begin = 0, end = 0, tail_begin = 0, tail_end = 0;
+    cta_runs(p, cta, begin, end, tail_begin, tail_end);
     ASSERT_LT(begin, end) << "CTA " << cta << " has no tile";
-    if (p.split > 0 && cta < p.whole) {
+    if (p.runs == 0) {  // cta_run's partitions: the same run
+      int run_begin = 0, run_end = 0;
+      cta_run(p, cta, run_begin, run_end);
+      ASSERT_EQ(run_begin, begin);
+      ASSERT_EQ(run_end, end);
+    }
+    if (p.split > 0 && p.runs > 0) {
+      ASSERT_EQ(begin, cta * p.runs * p.k_tiles) << "CTA " << cta << " runs its whole slices";
+      ASSERT_EQ(end, begin + p.runs * p.k_tiles);
+      if (cta / p.split < p.slices - p.whole) {
+        ASSERT_LT(tail_begin, tail_end) << "CTA " << cta << " has no split share";
+        ASSERT_EQ(tail_begin / p.k_tiles, (tail_end - 1) / p.k_tiles);
+        ASSERT_EQ(tail_begin / p.k_tiles, p.whole + cta / p.split);
+        ASSERT_EQ(tail_begin % p.k_tiles, (cta % p.split) * p.k_tiles / p.split);
+      } else {
+        ASSERT_EQ(tail_begin, tail_end) << "CTA " << cta << " has a share beyond the slices";
+      }
+    } else if (p.split > 0 && cta < p.whole) {
       ASSERT_EQ(begin, cta * p.k_tiles) << "CTA " << cta << " owns slice " << cta << " whole";
       ASSERT_EQ(end, begin + p.k_tiles);
     } else if (p.split > 0) {
@@ -641,6 +665,9 @@ void check_partition(const marlin::detail::Partition& p) {
       ASSERT_EQ(begin / p.k_tiles, p.whole + (cta - p.whole) / p.split);
       // the kernel takes a CTA's rank from its cluster rank, cta % split
       ASSERT_EQ(begin % p.k_tiles, (cta % p.split) * p.k_tiles / p.split);
+    }
+    if (p.runs == 0) {
+      ASSERT_EQ(tail_begin, tail_end) << "a tail outside hybrid runs";
     }
     for (int idx = begin; idx < end;) {
       const int slice = idx / p.k_tiles;
@@ -659,6 +686,7 @@ void check_partition(const marlin::detail::Partition& p) {
         }
       }
       idx += k_end - k_begin;
+      continue_with_tail(idx, end, tail_begin, tail_end);
     }
   }
   for (int c : covered) ASSERT_EQ(c, 1);
@@ -673,10 +701,12 @@ void check_partition(const marlin::detail::Partition& p) {
   }
   for (int s = 0; s < p.slices; ++s) {
     const auto& who = participants[static_cast<size_t>(s)];
-    const int first = p.split == 0 ? first_cta(p, s)
-                      : s < p.whole ? s
-                                    : p.whole + (s - p.whole) * p.split;
-    const int last = p.split == 0 ? last_cta(p, s) : s < p.whole ? s : first + p.split - 1;
+    const int runs = p.runs > 0 ? p.runs : 1;  // whole slices per CTA
+    const int first = p.split == 0   ? first_cta(p, s)
+                      : s < p.whole  ? s / runs
+                      : p.runs > 0   ? (s - p.whole) * p.split
+                                     : p.whole + (s - p.whole) * p.split;
+    const int last = p.split == 0 ? last_cta(p, s) : s < p.whole ? s / runs : first + p.split - 1;
     ASSERT_EQ(*who.begin(), first);
     ASSERT_EQ(*who.rbegin(), last);
     ASSERT_EQ(static_cast<int>(who.size()), last - first + 1);
@@ -685,6 +715,7 @@ void check_partition(const marlin::detail::Partition& p) {
 }
 
 TEST(Partition, CoversEveryTileOnceWithUniqueSlots) {
+  int hybrid_runs = 0;
   for (int k_tiles : {1, 2, 3, 8, 32, 112, 224}) {
     for (int n_tiles : {1, 2, 7, 32, 224}) {
       for (int m_groups : {1, 3}) {
@@ -703,10 +734,21 @@ TEST(Partition, CoversEveryTileOnceWithUniqueSlots) {
                 marlin::detail::make_split_partition(k_tiles, n_tiles, m_groups, split, whole));
             if (HasFatalFailure()) return;
           }
+          // hybrid runs over CTA counts whose split wave fits one cluster per slice
+          const int slices = n_tiles * m_groups;
+          for (int clusters : {1, 2, 3, 5, 16, 66}) {
+            const int ctas = clusters * split;
+            if (ctas > slices || slices % ctas == 0 || slices % ctas > clusters) continue;
+            check_partition(
+                marlin::detail::make_hybrid_runs(k_tiles, n_tiles, m_groups, split, ctas));
+            if (HasFatalFailure()) return;
+            ++hybrid_runs;
+          }
         }
       }
     }
   }
+  EXPECT_GT(hybrid_runs, 100);  // hybrid runs occur, with and without idle clusters at the end
 }
 
 // slice_local_runs (where the warp-specialized kernel may run) holds for every cluster split

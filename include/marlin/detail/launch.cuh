@@ -737,13 +737,23 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     const WgmmaPartition wp =
         select_wgmma_partition(slices, k_tiles, cap, kWgmmaPlan, kMaxGrid,
                                wgmma_striped_cost(plan.m_blocks, ws_striped));
-    if (wp.split >= 2) {
+    const bool runs = kWgmmaWholeRuns && plan.ws_kernel != nullptr && kWgmmaWsStriped;
+    if (wp.split >= 2 && wp.whole > 0 && runs) {
+      // A hybrid on the warp-specialized kernel: hybrid runs over the CTAs of one wave of
+      // clusters (each CTA's split share starts when its whole slices end, with its pipeline
+      // already filling).
+      plan.part = make_hybrid_runs(k_tiles, args.n / tile.tile_n(),
+                                   m_groups_for(args.m, plan.m_blocks), wp.split,
+                                   cap.clusters[wp.split] * wp.split);
+      plan.counters_bytes = 0;
+      plan.workspace_bytes = 0;
+    } else if (wp.split >= 2) {
       set_split(args, wp.split, plan, wp.whole);
     } else {
       // Whole slices: on the warp-specialized kernel, runs of whole slices over at most one
       // CTA per SM (the copies of a CTA's next slice overlap the writing of its last); on the
       // plain kernel, striped runs of one slice each, in as many waves as needed.
-      if (wp.split == 1 && kWgmmaWholeRuns && plan.ws_kernel != nullptr && kWgmmaWsStriped) {
+      if (wp.split == 1 && runs) {
         set_whole_runs(args, capacity, plan);
       } else if (wp.split == 1) {
         set_whole_slices(args, plan);

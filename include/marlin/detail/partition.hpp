@@ -42,6 +42,12 @@ struct Partition {
   /// taking slice whole + b / S at rank b % S (= its cluster rank, as whole % S == 0). Whole
   /// waves of whole slices, then one wave of split slices (the warpgroup kernel's hybrid).
   int whole = 0;
+  /// With split >= 2 and whole > 0: 0, the hybrid above (one CTA per whole slice); R >= 1,
+  /// hybrid runs: `grid` CTAs (a multiple of split, grid * R = whole) each run R whole slices,
+  /// CTA b slices [b R, (b + 1) R), and then, where b / split < slices - whole, its rank's
+  /// share (rank b % split) of split slice whole + b / split (cta_runs). Only the
+  /// warp-specialized kernel runs them.
+  int runs = 0;
 };
 
 /// The tile space of `k_tiles x n_tiles x m_groups` tiles, not yet split over CTAs.
@@ -93,6 +99,22 @@ constexpr Partition make_split_partition(int k_tiles, int n_tiles, int m_groups,
   return p;
 }
 
+/// Hybrid runs (Partition::runs): `ctas` CTAs (a multiple of split) run R = slices / ctas
+/// whole slices each, then the other slices (at most ctas / split of them) are split over
+/// `split` CTAs each, clusters 0, 1, ... in order: the hybrid's whole waves and split wave
+/// without a CTA per slice, so no CTA starts after the first wave. Needs no workspace.
+/// Preconditions: k_tiles, n_tiles, m_groups, split >= 1; ctas a multiple of split;
+/// ctas <= slices <= ctas + ctas / split, slices % ctas != 0 (a split wave follows).
+constexpr Partition make_hybrid_runs(int k_tiles, int n_tiles, int m_groups, int split,
+                                     int ctas) {
+  Partition p = tile_space(k_tiles, n_tiles, m_groups);
+  p.split = split;
+  p.runs = p.slices / ctas;
+  p.whole = p.runs * ctas;
+  p.grid = ctas;
+  return p;
+}
+
 /// Whether every CTA's run of `p` lies in one slice and needs no workspace: one whole slice per
 /// CTA (striped runs of k_tiles tiles), or a cluster split (with or without whole slices first).
 /// The only partitions the warp-specialized kernel runs when built with
@@ -102,7 +124,8 @@ MARLIN_HOST_DEVICE constexpr bool slice_local_runs(const Partition& p) {
 }
 
 /// The tiles [begin, end) of the whole index space that CTA `cta` works on: its striped
-/// run, or in a cluster split its rank's share of its slice.
+/// run, or in a cluster split its rank's share of its slice. Not for hybrid runs (runs > 0,
+/// which only the warp-specialized kernel runs): cta_runs covers every partition.
 MARLIN_HOST_DEVICE constexpr void cta_run(const Partition& p, int cta, int& begin, int& end) {
   if (p.split > 0 && cta < p.whole) {
     begin = cta * p.k_tiles;
@@ -115,6 +138,27 @@ MARLIN_HOST_DEVICE constexpr void cta_run(const Partition& p, int cta, int& begi
   } else {
     begin = cta * p.iters;
     end = begin + p.iters < p.total ? begin + p.iters : p.total;
+  }
+}
+
+/// The tiles that CTA `cta` works on, for any partition: [begin, end) as cta_run's, and then
+/// [tail_begin, tail_end), which is empty (tail_begin == tail_end) except in hybrid runs: there
+/// [begin, end) are the CTA's whole slices, and the tail is its rank's share of its cluster's
+/// split slice, if it has one.
+MARLIN_HOST_DEVICE constexpr void cta_runs(const Partition& p, int cta, int& begin, int& end,
+                                           int& tail_begin, int& tail_end) {
+  tail_begin = tail_end = 0;
+  if (p.split == 0 || p.runs == 0) {
+    cta_run(p, cta, begin, end);
+    return;
+  }
+  begin = cta * p.runs * p.k_tiles;
+  end = begin + p.runs * p.k_tiles;
+  if (cta / p.split < p.slices - p.whole) {
+    const int slice = p.whole + cta / p.split;
+    const int rank = cta % p.split;
+    tail_begin = slice * p.k_tiles + rank * p.k_tiles / p.split;
+    tail_end = slice * p.k_tiles + (rank + 1) * p.k_tiles / p.split;
   }
 }
 
@@ -134,6 +178,19 @@ MARLIN_HOST_DEVICE constexpr Segment run_segment(const Partition& p, int idx, in
   s.k_begin = idx - s.slice * p.k_tiles;
   s.n_k = p.k_tiles - s.k_begin < run_end - idx ? p.k_tiles - s.k_begin : run_end - idx;
   return s;
+}
+
+/// After a segment of a CTA's run: once `idx` reaches `end`, continues with the CTA's tail
+/// [tail_begin, tail_end) if it has one (hybrid runs, cta_runs), which is then used up. A
+/// run is walked as: idx = begin; while idx < end: segment = run_segment(p, idx, end),
+/// idx += segment.n_k, continue_with_tail(idx, end, tail_begin, tail_end).
+MARLIN_HOST_DEVICE constexpr void continue_with_tail(int& idx, int& end, int& tail_begin,
+                                                     int tail_end) {
+  if (idx == end && tail_begin < tail_end) {
+    idx = tail_begin;
+    end = tail_end;
+    tail_begin = tail_end;
+  }
 }
 
 /// First CTA whose run touches `slice`.

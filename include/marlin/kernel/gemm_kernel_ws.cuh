@@ -4,12 +4,13 @@
 // a `full` mbarrier per stage); warpgroups 1 and 2 only dequantize and issue wgmmas, and release
 // a stage on its `empty` mbarrier once their wgmmas of it are done. No CTA barrier in the main
 // loop, and the copies run up to kDepth tiles ahead. A CTA's run is a whole slice, a run of
-// whole slices, its rank's share in a cluster split, or a striped run of segments (one per
-// slice it touches) reduced through the workspace; the copy thread starts a segment's copies
-// only after the previous segment's epilogue has read the reduction tile, which reuses the
-// pipeline's memory. Two epilogues let the copies start at once: a whole slice writes C
-// through an fp16 output tile of its own, after the pipeline (change 37), and a striped CTA
-// that does not sum the slice stores its partial from registers.
+// whole slices (in hybrid runs followed by its rank's share of a split slice), its rank's
+// share in a cluster split, or a striped run of segments (one per slice it touches) reduced
+// through the workspace; the copy thread starts a segment's copies only after the previous
+// segment's epilogue has read the reduction tile, which reuses the pipeline's memory. Two
+// epilogues let the copies start at once: a whole slice writes C through an fp16 output tile
+// of its own, after the pipeline (change 37), and a striped CTA that does not sum the slice
+// stores its partial from registers.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap
@@ -97,8 +98,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   const int role = __shfl_sync(0xffffffffu, tid / 128, 0);  // 0 copies, 1 and 2 compute
   const detail::Partition& part = params.part;
   const int cta = static_cast<int>(blockIdx.x);
-  int run_begin = 0, run_end = 0;
-  detail::cta_run(part, cta, run_begin, run_end);
+  int run_begin = 0, run_end = 0, tail_begin = 0, tail_end = 0;
+  // The tail: in hybrid runs, the CTA's share of a split slice after its whole slices.
+  detail::cta_runs(part, cta, run_begin, run_end, tail_begin, tail_end);
 
   if (tid == 0) {
 #pragma unroll
@@ -125,10 +127,11 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     if (tid == 0) {
       uint32_t empty_parity = (1u << kDepth) - 1;  // a fresh barrier passes a wait on parity 1
       int segment = 0;
-      for (int idx = run_begin; idx < run_end; ++segment) {
-        const detail::Segment seg = detail::run_segment(part, idx, run_end);
+      for (int idx = run_begin, end = run_end, tail = tail_begin; idx < end; ++segment) {
+        const detail::Segment seg = detail::run_segment(part, idx, end);
         const int slice = seg.slice, k_begin = seg.k_begin, n_k = seg.n_k;
         idx += n_k;
+        detail::continue_with_tail(idx, end, tail, tail_end);
         const int n_tile = slice / part.m_groups;
         const int row0 = (slice % part.m_groups) * G::kTileM;
         // The previous segment's epilogue reuses the stages as its reduction tile (or releases
@@ -175,11 +178,12 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   float acc[kStrips][G::kTileM / 2];
   uint32_t frags[2][2][kStrips][4];  // [half][k16 row of the half][strip][register]
   uint32_t full_parity = 0;          // bit s: the parity of stage s's next `full` phase
-  for (int idx = run_begin; idx < run_end;) {
-    const detail::Segment seg = detail::run_segment(part, idx, run_end);
+  for (int idx = run_begin, end = run_end, tail = tail_begin; idx < end;) {
+    const detail::Segment seg = detail::run_segment(part, idx, end);
     const int slice = seg.slice, k_begin = seg.k_begin, n_k = seg.n_k;
     const int k_end = k_begin + n_k;
     idx += n_k;
+    detail::continue_with_tail(idx, end, tail, tail_end);
     const int n_tile = slice / part.m_groups;
     const int row0 = (slice % part.m_groups) * G::kTileM;
     const int rows = min(G::kTileM, params.m - row0);
@@ -295,7 +299,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       store_c(i, src[0], src[1]);
     };
     if (part.split == 2) {
-      // Cluster split of 2 (one segment per CTA, the slice's two CTAs one cluster): rank r
+      // Cluster split of 2 (one split segment per CTA, the slice's two CTAs one cluster): rank r
       // writes rows [r, r + 1) * kTileM / 2 of C. Once both CTAs are past their loops, each
       // thread stores the accumulator vectors of the other rank's rows straight into that
       // rank's shared memory (in fragment order: coalesced, no bank conflicts), into the half
@@ -308,7 +312,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       constexpr int kRowVecs = G::kTileM / 8;  // accumulator vectors per strip (8 rows each)
       constexpr int kHalfVecs = kRowVecs / 2;
       constexpr int kHalfRows = G::kTileM / 2;
-      const int rank = cta % 2;  // part.whole is even
+      const int rank = cta % 2;  // part.whole (and the grid of hybrid runs) is even
       const float4* const received =
           reinterpret_cast<const float4*>(sh_red + (rank == 0 ? kHalfRows : 0) * G::kRedStride);
       const uint32_t peer_received = ptx::map_shared_rank(
@@ -346,14 +350,15 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       }
       ptx::named_barrier_sync(1, kComputeThreads);
       const int begin = rank * kHalfRows * G::kOutVecsPerRow;
-      const int end = min(out_vecs, begin + kHalfRows * G::kOutVecsPerRow);
+      const int vec_end = min(out_vecs, begin + kHalfRows * G::kOutVecsPerRow);
       // One vector per trip: unrolled, this loop made ptxas spill six values of the 128 x 256
       // instances (stored in the prologue, reloaded here).
 #pragma unroll 1
-      for (int i = begin + ctid; i < end; i += kComputeThreads) vec_to_c(i);
+      for (int i = begin + ctid; i < vec_end; i += kComputeThreads) vec_to_c(i);
     } else if (part.split > 0) {
-      // Cluster split of 3 or more (one segment per CTA; the CTAs of the slice are one
-      // cluster, and a whole-slice CTA of a hybrid is in a cluster of whole-slice CTAs only):
+      // Cluster split of 3 or more (one split segment per CTA; the CTAs of the slice are one
+      // cluster, a whole-slice CTA of a hybrid is in a cluster of whole-slice CTAs only, and
+      // in hybrid runs every CTA of a cluster runs as many whole slices before its share):
       // once every rank's reduction tile is complete, rank r sums its share of the output
       // vectors over all ranks' tiles: its own from its shared memory, then the others'
       // through distributed shared memory in rank order from r + 1 (the same on every run).
@@ -363,7 +368,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       // only.)
       ptx::cluster_sync();
       const int ranks = part.split;
-      const int rank = cta % ranks;  // part.whole is a multiple of ranks
+      const int rank = cta % ranks;  // part.whole (and the grid of hybrid runs): multiples
       for (int i = ctid + rank * kComputeThreads; i < out_vecs; i += ranks * kComputeThreads) {
         const float* const mine = tile_value(i);
         float4 lo = reinterpret_cast<const float4*>(mine)[0];
