@@ -242,8 +242,9 @@ constexpr long long wgmma_partition_cost(int slices, int k_tiles, long long sms,
 }
 
 /// How the warpgroup kernel (one CTA per SM, long K runs) covers `slices` slices of `k_tiles`
-/// K tiles: 1 = one CTA per whole slice (in as many waves as needed), s >= 2 = cluster split
-/// of s CTAs per slice with every cluster resident at once, 0 = striped runs over all SMs.
+/// K tiles: 1 = whole slices (in as many waves or, on the warp-specialized kernel, rounds of
+/// runs of whole slices as needed: the same cost), s >= 2 = cluster split of s CTAs per slice
+/// with every cluster resident at once, 0 = striped runs over all SMs.
 /// Picks the cheapest by the wave model (wgmma_partition_cost). (Cluster splits in several
 /// waves measured up to 2x slower than this model on the H200, so they are not candidates:
 /// bench/NOTES.md, change 7.) Ties go to the simpler partition. `policy`: 0 the model; 1

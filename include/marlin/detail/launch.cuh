@@ -710,7 +710,8 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   const int slices = (args.n / tile.tile_n()) * m_groups_for(args.m, plan.m_blocks);
   // The warpgroup kernel: whole slices (in as many waves as needed), a cluster split with
   // every cluster resident, striped runs, or whole waves of whole slices followed by one wave
-  // of split slices, whichever select_wgmma_partition's model finds cheapest.
+  // of split slices, whichever select_wgmma_partition's model finds cheapest; on the
+  // warp-specialized kernel, whole slices and hybrids run as runs (changes 37-38).
   if (wgmma) {
     // The tile's warp-specialized variant, if built in and the driver encodes tensor maps
     // (run where launches_ws).

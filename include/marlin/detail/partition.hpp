@@ -116,9 +116,11 @@ constexpr Partition make_hybrid_runs(int k_tiles, int n_tiles, int m_groups, int
 }
 
 /// Whether every CTA's run of `p` lies in one slice and needs no workspace: one whole slice per
-/// CTA (striped runs of k_tiles tiles), or a cluster split (with or without whole slices first).
-/// The only partitions the warp-specialized kernel runs when built with
-/// -DMARLIN_WGMMA_WS_STRIPED=0 (by default it runs striped runs of several slices too).
+/// CTA (striped runs of k_tiles tiles), or a cluster split (with or without whole slices first;
+/// in hybrid runs a CTA's run is several whole slices and then its share of a split slice,
+/// which needs no workspace either). The only partitions the warp-specialized kernel runs when
+/// built with -DMARLIN_WGMMA_WS_STRIPED=0 (by default it runs striped runs of several slices
+/// too; the planner makes hybrid runs only then).
 MARLIN_HOST_DEVICE constexpr bool slice_local_runs(const Partition& p) {
   return p.split > 0 || p.iters == p.k_tiles;
 }
