@@ -214,8 +214,14 @@ inline constexpr int kWgmmaWsRowsStripedCost = 20;   ///< the 128-row tile (kWgm
 /// Proportional cost of a striped partition: 1 / kWgmmaStripedSlowdown of its tiles (its CTAs
 /// work on slices far apart, which share less of A and B in L2 than neighbouring whole slices).
 inline constexpr int kWgmmaStripedSlowdown = 16;
-/// Cost in K-tile times of the distributed-shared-memory sum of a cluster split.
-inline constexpr int kWgmmaClusterCost = 2;
+/// Cost in K-tile times of the distributed-shared-memory sum of a cluster split. Override with
+/// -DMARLIN_WGMMA_CLUSTER_COST=n only to measure other prices (run 95's timelines measured
+/// the split of 2's end at about 7 K-tile times on the 128- and 256-row tiles).
+#ifndef MARLIN_WGMMA_CLUSTER_COST
+#define MARLIN_WGMMA_CLUSTER_COST 2
+#endif
+inline constexpr int kWgmmaClusterCost = MARLIN_WGMMA_CLUSTER_COST;
+static_assert(kWgmmaClusterCost >= 0, "MARLIN_WGMMA_CLUSTER_COST must be >= 0");
 
 /// The striped partition's fixed cost (in K-tile times) for the warpgroup tile of `m_blocks`
 /// rows, run by the warp-specialized kernel (`ws`) or the plain one.
@@ -340,8 +346,13 @@ inline constexpr int kWgmmaRowsCostDen = 30;
 /// What a cluster split of the 256-row tile costs beyond kWgmmaClusterCost, in its K-tile times,
 /// when it is compared with the 128-row tile: its splits of 2 took 1.11-1.19× the time of the
 /// 128-row tile's whole slices where the model with kWgmmaClusterCost alone says 0.97 (4096 ×
-/// 6144 at M = 256, 4096² at M = 384-512; runs 82-83).
-inline constexpr int kWgmmaTallSplitExtraCost = 8;
+/// 6144 at M = 256, 4096² at M = 384-512; runs 82-83). Override with
+/// -DMARLIN_WGMMA_TALL_SPLIT_EXTRA_COST=n only to measure other prices.
+#ifndef MARLIN_WGMMA_TALL_SPLIT_EXTRA_COST
+#define MARLIN_WGMMA_TALL_SPLIT_EXTRA_COST 8
+#endif
+inline constexpr int kWgmmaTallSplitExtraCost = MARLIN_WGMMA_TALL_SPLIT_EXTRA_COST;
+static_assert(kWgmmaTallSplitExtraCost >= 0, "MARLIN_WGMMA_TALL_SPLIT_EXTRA_COST must be >= 0");
 
 /// Whether the 128-row warpgroup tile (kWgmmaNarrowTile, m_blocks kWgmmaMBlocks) covers a
 /// problem of `m` x `n` x `k`, for which wgmma_m_blocks gives the 256-row tile, more cheaply
