@@ -511,6 +511,17 @@ inline void set_whole_runs(const GemmArgs& args, int max_ctas, Plan& plan) {
   plan.workspace_bytes = 0;
 }
 
+/// Gives `plan` (config and m_blocks chosen, a warp-specialized kernel planned) hybrid runs
+/// over `ctas` CTAs in clusters of `split` (make_hybrid_runs, whose preconditions hold); no
+/// workspace.
+inline void set_hybrid_runs(const GemmArgs& args, int split, int ctas, Plan& plan) {
+  const TileConfig tile = plan.tile;
+  plan.part = make_hybrid_runs(args.k / tile.tile_k(), args.n / tile.tile_n(),
+                               m_groups_for(args.m, plan.m_blocks), split, ctas);
+  plan.counters_bytes = 0;
+  plan.workspace_bytes = 0;
+}
+
 /// Gives `plan` (config and m_blocks chosen) the cluster-split partition with `split` CTAs
 /// per slice (1 <= split <= min(kMaxClusterSplit, k tiles)), after `whole` slices of one CTA
 /// each (a multiple of split; Partition::whole); it needs no workspace. The kernel must run
@@ -743,11 +754,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
       // A hybrid on the warp-specialized kernel: hybrid runs over the CTAs of one wave of
       // clusters (each CTA's split share starts when its whole slices end, with its pipeline
       // already filling).
-      plan.part = make_hybrid_runs(k_tiles, args.n / tile.tile_n(),
-                                   m_groups_for(args.m, plan.m_blocks), wp.split,
-                                   cap.clusters[wp.split] * wp.split);
-      plan.counters_bytes = 0;
-      plan.workspace_bytes = 0;
+      set_hybrid_runs(args, wp.split, cap.clusters[wp.split] * wp.split, plan);
     } else if (wp.split >= 2) {
       set_split(args, wp.split, plan, wp.whole);
     } else {

@@ -176,11 +176,17 @@ __device__ __forceinline__ void store_wgmma_vec(float4 v, int q, float* sh_red, 
   sh_red[(r + 1) * G::kRedStride + col + 8] = v.w;
 }
 
+/// Position of column `col`'s scale in the permuted per-channel layout: within a 32-column
+/// block, column 2i + {0,1} + 8q sits at position 8i + 2q + {0,1}.
+__device__ __forceinline__ int channel_scale_position(int col) {
+  const int j = col & 7;
+  return (col & ~31) + 2 * ((col & 31) / 8) + 8 * (j / 2) + (j & 1);
+}
+
 /// Per-channel scales of 8 consecutive columns `col .. col + 7` (col % 8 == 0), read from the
-/// permuted per-channel layout: within a 32-column block, column 2i + {0,1} + 8q sits at
-/// position 8i + 2q + {0,1}.
+/// permuted per-channel layout (channel_scale_position).
 __device__ __forceinline__ void load_channel_scales(const __half* scales, int col, float (&s)[8]) {
-  const int base = (col & ~31) + 2 * ((col & 31) / 8);
+  const int base = channel_scale_position(col);  // col % 8 == 0: the first pair's position
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const __half2 pair = __ldg(reinterpret_cast<const __half2*>(scales + base + 8 * i));
@@ -189,11 +195,9 @@ __device__ __forceinline__ void load_channel_scales(const __half* scales, int co
   }
 }
 
-/// The per-channel scale of column `col`, from load_channel_scales's permuted layout.
+/// The per-channel scale of column `col` (channel_scale_position).
 __device__ __forceinline__ float channel_scale(const __half* scales, int col) {
-  const int j = col & 7;
-  return __half2float(
-      __ldg(scales + (col & ~31) + 2 * ((col & 31) / 8) + 8 * (j / 2) + (j & 1)));
+  return __half2float(__ldg(scales + channel_scale_position(col)));
 }
 
 /// Converts 8 fp32 values, scaled by `s` when per-channel, to one 16-byte fp16 vector.
