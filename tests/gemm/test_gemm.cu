@@ -260,6 +260,34 @@ void auto_plan(const Shape& s, const marlin::detail::DeviceInfo& dev,
   ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(shape, dev, plan), Status::kSuccess);
 }
 
+// Whether the automatic plan runs whole slices and hybrids as runs (changes 37-38): a
+// warp-specialized warpgroup plan in a build that has them.
+bool runs_planned(const marlin::detail::Plan& plan) {
+  return plan.wgmma && plan.ws_kernel != nullptr && marlin::detail::kWgmmaWholeRuns &&
+         marlin::detail::kWgmmaWsStriped;
+}
+
+// Solves shape `s` (data from `seed`) through the automatic plan, with no workspace, then
+// through `plan` with the partition that `force(args, plan)` sets, which must need none: the
+// two give the same bits.
+template <class Force>
+void expect_forced_partition_gives_auto_bits(const Shape& s, uint64_t seed,
+                                             marlin::detail::Plan& plan, Force force) {
+  GemmProblem p;
+  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, s.m, s.n, s.k, s.g, seed));
+  const marlin::GemmArgs args = p.args();
+  ASSERT_EQ(marlin::gemm<>(args, nullptr, 0, nullptr), Status::kSuccess);
+  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+  const auto auto_c = marlin_test::c_of(p);
+  force(args, plan);
+  if (::testing::Test::HasFatalFailure()) return;
+  ASSERT_EQ(plan.workspace_bytes, 0u);
+  ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
+  ASSERT_EQ(marlin::detail::run_plan(args, plan, nullptr, 0, nullptr), Status::kSuccess);
+  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+  EXPECT_EQ(marlin_test::c_of(p), auto_c) << s.m << "x" << s.n << "x" << s.k << " g" << s.g;
+}
+
 // The warpgroup kernel's hybrid partition (whole waves of whole slices, then one wave of
 // slices split over clusters; heuristics.hpp select_wgmma_partition), on shapes whose plan on
 // an H200 is such a hybrid: of the 128-row tile, 272 slices of 8 K tiles (M = 1024, which
@@ -277,30 +305,21 @@ TEST(GemmWarpgroup, HybridPartitionMatchesReference) {
            {1024, 6144, 4096, 128}}) {
     marlin::detail::Plan plan;
     ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
-    const bool runs = plan.wgmma && plan.ws_kernel != nullptr &&
-                      marlin::detail::kWgmmaWholeRuns && marlin::detail::kWgmmaWsStriped;
     if (dev.wgmma && dev.sm_count == 132) {
       EXPECT_TRUE(plan.wgmma && plan.part.split >= 2 && plan.part.whole > 0)
           << s.m << "x" << s.n << "x" << s.k << " g" << s.g << ": split " << plan.part.split
           << " whole " << plan.part.whole;
-      EXPECT_EQ(plan.part.runs > 0, runs);
+      EXPECT_EQ(plan.part.runs > 0, runs_planned(plan));
     }
     run_and_check(s.m, s.n, s.k, s.g);
     if (plan.part.runs == 0) continue;
-    // The same problem through the automatic plan and through the hybrid of one CTA per
-    // whole slice: the same bits (each slice is summed in the same order either way).
-    GemmProblem p;
-    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, s.m, s.n, s.k, s.g, 67));
-    const marlin::GemmArgs args = p.args();
-    ASSERT_EQ(marlin::gemm<>(args, nullptr, 0, nullptr), Status::kSuccess);
-    MARLIN_TEST_CUDA(cudaDeviceSynchronize());
-    const auto auto_c = marlin_test::c_of(p);
-    marlin::detail::set_split(args, plan.part.split, plan, plan.part.whole);
-    ASSERT_EQ(plan.part.runs, 0);
-    ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
-    ASSERT_EQ(marlin::detail::run_plan(args, plan, nullptr, 0, nullptr), Status::kSuccess);
-    MARLIN_TEST_CUDA(cudaDeviceSynchronize());
-    EXPECT_EQ(marlin_test::c_of(p), auto_c) << s.m << "x" << s.n << "x" << s.k << " g" << s.g;
+    // The hybrid of one CTA per whole slice gives the bits of the hybrid runs (each slice is
+    // summed in the same order either way).
+    ASSERT_NO_FATAL_FAILURE(expect_forced_partition_gives_auto_bits(
+        s, 67, plan, [](const marlin::GemmArgs& args, marlin::detail::Plan& forced) {
+          marlin::detail::set_split(args, forced.part.split, forced, forced.part.whole);
+          ASSERT_EQ(forced.part.runs, 0);
+        }));
   }
 }
 
@@ -343,12 +362,10 @@ TEST(GemmWarpgroup, WholeSlicesBeyondTheGridLimitMatchReference) {
   const Shape s{500, 262400, 128, 128};
   marlin::detail::Plan plan;
   ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
-  const bool runs = plan.wgmma && plan.ws_kernel != nullptr &&
-                    marlin::detail::kWgmmaWholeRuns && marlin::detail::kWgmmaWsStriped;
   if (dev.wgmma && dev.sm_count == 132) {
     EXPECT_EQ(plan.m_blocks, marlin::kWgmmaMBlocksTall);
     EXPECT_EQ(plan.workspace_bytes, 0u);
-    if (runs) {
+    if (runs_planned(plan)) {
       EXPECT_EQ(plan.part.iters, 32 * plan.part.k_tiles);
       EXPECT_EQ(plan.part.grid, 129);
     } else {
@@ -358,20 +375,12 @@ TEST(GemmWarpgroup, WholeSlicesBeyondTheGridLimitMatchReference) {
   }
   run_and_check(s.m, s.n, s.k, s.g);
   if (!plan.wgmma) return;
-  // One CTA per slice, forced, against the automatic plan's bits.
-  GemmProblem p;
-  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, s.m, s.n, s.k, s.g, 61));
-  const marlin::GemmArgs args = p.args();
-  ASSERT_EQ(marlin::gemm<>(args, nullptr, 0, nullptr), Status::kSuccess);
-  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
-  const auto auto_c = marlin_test::c_of(p);
-  marlin::detail::set_whole_slices(args, plan);
-  ASSERT_GT(plan.part.grid, marlin::detail::kMaxGrid);
-  ASSERT_EQ(plan.workspace_bytes, 0u);
-  ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
-  ASSERT_EQ(marlin::detail::run_plan(args, plan, nullptr, 0, nullptr), Status::kSuccess);
-  MARLIN_TEST_CUDA(cudaDeviceSynchronize());
-  EXPECT_EQ(marlin_test::c_of(p), auto_c);
+  // One CTA per slice, forced (beyond kMaxGrid), against the automatic plan's bits.
+  ASSERT_NO_FATAL_FAILURE(expect_forced_partition_gives_auto_bits(
+      s, 61, plan, [](const marlin::GemmArgs& args, marlin::detail::Plan& forced) {
+        marlin::detail::set_whole_slices(args, forced);
+        ASSERT_GT(forced.part.grid, marlin::detail::kMaxGrid);
+      }));
 }
 
 // Refused calls (each bad argument and workspace fault, C and workspace untouched) are in

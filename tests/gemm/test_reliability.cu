@@ -321,6 +321,29 @@ void run_partition(GemmProblem& p, const marlin::detail::Plan& plan,
   EXPECT_EQ(marlin_test::nonzero_counters(ws.get(), ws.bytes()), 0u);
 }
 
+/// run_partition for a plan that needs no workspace (the call gets none).
+void run_without_workspace(GemmProblem& p, const marlin::detail::Plan& plan,
+                           const std::vector<float>& ref, std::vector<uint16_t>& c) {
+  ASSERT_EQ(plan.workspace_bytes, 0u);
+  ASSERT_NO_FATAL_FAILURE(run_partition(p, plan, ref, c));
+}
+
+/// Why the warp-specialized kernel cannot run on `dev` (empty where it can).
+std::string ws_kernel_unavailable(const marlin::detail::DeviceInfo& dev) {
+  if (!dev.wgmma) return "the warpgroup kernel needs sm_90a code on an sm_90 GPU";
+  if (marlin::detail::tensor_map_encoder() == nullptr) {
+    return "the warp-specialized kernel needs the driver's tensor map encoder";
+  }
+  return "";
+}
+
+/// `p`, an m x n x k problem (group size g, data from `seed`), and its automatic plan on `dev`.
+void planned_problem(GemmProblem& p, int m, int n, int k, int g, uint64_t seed,
+                     const marlin::detail::DeviceInfo& dev, marlin::detail::Plan& plan) {
+  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, seed));
+  ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(p.args(), dev, plan), Status::kSuccess);
+}
+
 TEST(Reliability, ResultsDoNotDependOnTheNumberOfCtasBeyondRounding) {
   MARLIN_REQUIRE_GPU();
   for (auto [m, n, k, g] : {std::tuple{3, 1024, 4096, 128}, std::tuple{24, 1024, 2048, 128},
@@ -506,21 +529,17 @@ TEST(Reliability, WholeSliceRunsGiveTheBitsOfOneCtaPerSlice) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
-  if (!dev.wgmma) GTEST_SKIP() << "the warpgroup kernel needs sm_90a code on an sm_90 GPU";
-  if (marlin::detail::tensor_map_encoder() == nullptr) {
-    GTEST_SKIP() << "the warp-specialized kernel needs the driver's tensor map encoder";
-  }
+  if (const std::string why = ws_kernel_unavailable(dev); !why.empty()) GTEST_SKIP() << why;
   int whole_run_plans = 0;
   for (auto [m, n, k, g] :
        {std::tuple{2048, 4096, 1024, -1}, std::tuple{1000, 8192, 512, 128},
         std::tuple{200, 4096, 768, 128}, std::tuple{100, 8192, 1024, -1},
         std::tuple{40, 16384, 512, 128}, std::tuple{24, 32768, 512, -1}}) {
     GemmProblem p;
-    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 53));
+    marlin::detail::Plan plan;
+    ASSERT_NO_FATAL_FAILURE(planned_problem(p, m, n, k, g, 53, dev, plan));
     const marlin::GemmArgs args = p.args();
     SCOPED_TRACE(p.describe());
-    marlin::detail::Plan plan;
-    ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(args, dev, plan), Status::kSuccess);
     if (!plan.wgmma || plan.ws_kernel == nullptr) continue;  // a tile without a ws variant
     const marlin::detail::Partition& auto_part = plan.part;
     if (auto_part.split == 0 && auto_part.iters % auto_part.k_tiles == 0 &&
@@ -532,19 +551,15 @@ TEST(Reliability, WholeSliceRunsGiveTheBitsOfOneCtaPerSlice) {
     ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
     marlin::detail::set_whole_slices(args, plan);
     std::vector<uint16_t> per_slice;
-    ASSERT_NO_FATAL_FAILURE(run_partition(p, plan, ref, per_slice));
+    ASSERT_NO_FATAL_FAILURE(run_without_workspace(p, plan, ref, per_slice));
     for (int max_ctas : {1, 2, 7, dev.sm_count}) {
       marlin::detail::set_whole_runs(args, max_ctas, plan);
       SCOPED_TRACE("max_ctas " + std::to_string(max_ctas) + " grid " +
                    std::to_string(plan.part.grid));
-      ASSERT_EQ(plan.workspace_bytes, 0u);
       ASSERT_EQ(plan.part.iters % plan.part.k_tiles, 0);
       EXPECT_TRUE(marlin::detail::launches_ws(plan) || !marlin::detail::kWgmmaWsStriped);
-      ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
-      ASSERT_EQ(marlin::detail::run_plan(args, plan, nullptr, 0, nullptr), Status::kSuccess);
-      MARLIN_TEST_CUDA(cudaDeviceSynchronize());
-      const auto c = c_of(p);
-      MARLIN_EXPECT_CLOSE(p, c, ref);
+      std::vector<uint16_t> c;
+      ASSERT_NO_FATAL_FAILURE(run_without_workspace(p, plan, ref, c));
       EXPECT_EQ(c, per_slice) << "whole slices must give the same bits in a run or alone";
     }
   }
@@ -563,21 +578,17 @@ TEST(Reliability, HybridRunsGiveTheBitsOfTheHybrid) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
-  if (!dev.wgmma) GTEST_SKIP() << "the warpgroup kernel needs sm_90a code on an sm_90 GPU";
-  if (marlin::detail::tensor_map_encoder() == nullptr) {
-    GTEST_SKIP() << "the warp-specialized kernel needs the driver's tensor map encoder";
-  }
+  if (const std::string why = ws_kernel_unavailable(dev); !why.empty()) GTEST_SKIP() << why;
   int forced = 0;
   for (auto [m, n, k, g] :
        {std::tuple{1000, 8192, 512, 128}, std::tuple{200, 4096, 768, -1},
         std::tuple{100, 8192, 1024, 128}, std::tuple{40, 16384, 512, -1},
         std::tuple{24, 32768, 512, 128}}) {
     GemmProblem p;
-    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 59));
+    marlin::detail::Plan plan;
+    ASSERT_NO_FATAL_FAILURE(planned_problem(p, m, n, k, g, 59, dev, plan));
     const marlin::GemmArgs args = p.args();
     SCOPED_TRACE(p.describe());
-    marlin::detail::Plan plan;
-    ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(args, dev, plan), Status::kSuccess);
     if (!plan.wgmma || plan.ws_kernel == nullptr) continue;  // a tile without a ws variant
     std::vector<float> ref;
     ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
@@ -592,21 +603,15 @@ TEST(Reliability, HybridRunsGiveTheBitsOfTheHybrid) {
           --clusters;
         }
         if (clusters < 1 || split > k_tiles) continue;
-        plan.part = marlin::detail::make_hybrid_runs(k_tiles, plan.part.n_tiles,
-                                                     plan.part.m_groups, split, clusters * split);
+        marlin::detail::set_hybrid_runs(args, split, clusters * split, plan);
         SCOPED_TRACE("split " + std::to_string(split) + " clusters " + std::to_string(clusters) +
                      " runs " + std::to_string(plan.part.runs));
         ASSERT_TRUE(marlin::detail::launches_ws(plan));
-        ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
-        ASSERT_EQ(marlin::detail::run_plan(args, plan, nullptr, 0, nullptr), Status::kSuccess);
-        MARLIN_TEST_CUDA(cudaDeviceSynchronize());
-        const auto runs_c = c_of(p);
-        MARLIN_EXPECT_CLOSE(p, runs_c, ref);
+        std::vector<uint16_t> runs_c, hybrid_c;
+        ASSERT_NO_FATAL_FAILURE(run_without_workspace(p, plan, ref, runs_c));
         marlin::detail::set_split(args, split, plan, plan.part.whole);
-        ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
-        ASSERT_EQ(marlin::detail::run_plan(args, plan, nullptr, 0, nullptr), Status::kSuccess);
-        MARLIN_TEST_CUDA(cudaDeviceSynchronize());
-        EXPECT_EQ(c_of(p), runs_c) << "hybrid runs must give the bits of the hybrid";
+        ASSERT_NO_FATAL_FAILURE(run_without_workspace(p, plan, ref, hybrid_c));
+        EXPECT_EQ(hybrid_c, runs_c) << "hybrid runs must give the bits of the hybrid";
         ++forced;
       }
     }
