@@ -327,7 +327,8 @@ TEST(GemmWarpgroup, HybridPartitionMatchesReference) {
 // wgmma_m_blocks_beside_split): 17-48 rows on layers larger than 4096 x 4096 whose mma.sync
 // plan would be a split of 3 or more (14336 x 4096) or striped runs (8192 x 10240) take the
 // 32- or 64-row warpgroup tile; where it would be a split of 2 (8192 x 8192), the mma.sync
-// kernel stays.
+// kernel stays, except on layers of at least kWgmmaTinyBesideSplit2Layer weights at 17-32 rows
+// (16384 x 8192: the 32-row tile, change 40).
 TEST(GemmWarpgroup, TilesBesideTheMmaSyncSplitOfTwoMatchReference) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
@@ -335,11 +336,14 @@ TEST(GemmWarpgroup, TilesBesideTheMmaSyncSplitOfTwoMatchReference) {
   for (const Shape& s : std::vector<Shape>{{24, 4096, 14336, 128},
                                            {40, 10240, 8192, -1},
                                            {20, 10240, 8192, 128},
-                                           {24, 8192, 8192, 128}}) {
+                                           {24, 8192, 8192, 128},
+                                           {24, 8192, 16384, -1}}) {
     marlin::detail::Plan plan;
     ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
     if (dev.wgmma && dev.sm_count == 132 && marlin::detail::kWgmmaBesideSplit) {
-      const bool beside = s.n != 8192;
+      const bool beside =
+          s.n != 8192 ||
+          static_cast<long long>(s.k) * s.n >= marlin::detail::kWgmmaTinyBesideSplit2Layer;
       EXPECT_EQ(plan.wgmma, beside) << s.m << "x" << s.n << "x" << s.k;
       if (beside) {
         EXPECT_EQ(plan.m_blocks, marlin::detail::wgmma_m_blocks_beside_split(s.m, s.n, s.k));

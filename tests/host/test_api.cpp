@@ -339,8 +339,18 @@ TEST(Heuristics, WarpgroupTilesBesideTheMmaSyncSplitOfTwo) {
   using marlin::detail::kWgmmaBesideSplit;
   using marlin::detail::wgmma_beats_mma_split;
   using marlin::detail::wgmma_m_blocks_beside_split;
-  // Not a split of 2 (none: striped runs; 3 or more): the warpgroup tile runs.
-  static_assert(wgmma_beats_mma_split(0) && wgmma_beats_mma_split(3) && !wgmma_beats_mma_split(2));
+  // Not a split of 2 (none: striped runs; 3 or more): the warpgroup tile runs. Beside a split
+  // of 2, only the 32-row tile, and only on layers of at least kWgmmaTinyBesideSplit2Layer
+  // weights (the build's default: 2^27, so 28672 x 8192 but not 8192 x 8192).
+  constexpr long long k8192sq = 8192LL * 8192;
+  constexpr int tiny = marlin::kWgmmaMBlocksTiny, small = marlin::kWgmmaMBlocksSmall;
+  static_assert(wgmma_beats_mma_split(0, tiny, k8192sq) && wgmma_beats_mma_split(3, small, k8192sq));
+  static_assert(!wgmma_beats_mma_split(2, small, 4 * k8192sq));
+  if (marlin::detail::kWgmmaTinyBesideSplit2Layer == (1LL << 27)) {  // A/B builds change it
+    EXPECT_TRUE(wgmma_beats_mma_split(2, tiny, 28672LL * 8192));
+    EXPECT_FALSE(wgmma_beats_mma_split(2, tiny, k8192sq));
+    EXPECT_FALSE(wgmma_beats_mma_split(2, tiny, 4096LL * 6144));
+  }
   if (!kWgmmaBesideSplit) {  // not static: A/B builds turn it off
     EXPECT_EQ(wgmma_m_blocks_beside_split(24, 4096, 14336), 0);
     return;

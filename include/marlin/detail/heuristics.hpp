@@ -121,13 +121,14 @@ constexpr int wgmma_m_blocks(int m, int n, int k) {
 inline constexpr bool kWgmmaBesideSplit = MARLIN_WGMMA_BESIDE_SPLIT != 0;
 
 /// m_blocks of the warpgroup tile that a problem of `m` x `n` x `k` may take where
-/// wgmma_m_blocks gives 0, if the mma.sync kernel's plan for it is not a cluster split of 2
-/// (wgmma_beats_mma_split): the 32-row tile for 17-32 rows, the 64-row tile for 33-48, on
-/// layers larger than kWgmmaSmallLayer with N a multiple of 256; 0 otherwise. Measured on the
-/// H200 (session 16 run 70, bench/NOTES.md change 26): against the mma.sync kernel these tiles
-/// took ×0.93-0.975 on 14336 × 4096 (mma.sync: a split of 3) and ×0.91-0.97 on 8192 × 10240 at
-/// 40-48 rows (striped runs), and lost ×1.04-1.11 on 8192², 28672 × 8192 and 4096 × 6144
-/// (splits of 2: two CTAs per SM, each over half of K).
+/// wgmma_m_blocks gives 0, if wgmma_beats_mma_split prefers it to the mma.sync kernel's plan:
+/// the 32-row tile for 17-32 rows, the 64-row tile for 33-48, on layers larger than
+/// kWgmmaSmallLayer with N a multiple of 256; 0 otherwise. Measured on the H200 (session 16
+/// run 70, bench/NOTES.md change 26): against the mma.sync kernel these tiles took ×0.93-0.975
+/// on 14336 × 4096 (mma.sync: a split of 3) and ×0.91-0.97 on 8192 × 10240 at 40-48 rows
+/// (striped runs), and lost ×1.04-1.11 on 8192², 28672 × 8192 and 4096 × 6144 (splits of 2:
+/// two CTAs per SM, each over half of K); since change 34 the 32-row tile wins on 28672 × 8192
+/// (change 40).
 constexpr int wgmma_m_blocks_beside_split(int m, int n, int k) {
   if (!kWgmmaBesideSplit || n % kWgmmaTileN != 0 || m < kWgmmaTinyMinRows) return 0;
   if (static_cast<long long>(k) * n <= kWgmmaSmallLayer || wgmma_m_blocks(m, n, k) != 0) return 0;
@@ -135,9 +136,25 @@ constexpr int wgmma_m_blocks_beside_split(int m, int n, int k) {
   return m <= 48 ? kWgmmaMBlocksSmall : 0;
 }
 
-/// Whether the warpgroup tile of wgmma_m_blocks_beside_split runs instead of the mma.sync
-/// kernel whose plan would be a cluster split of `mma_split` CTAs (0: striped runs).
-constexpr bool wgmma_beats_mma_split(int mma_split) { return mma_split != 2; }
+/// Weights (K x N) from which the 32-row warpgroup tile runs even where the mma.sync kernel's
+/// plan is a cluster split of 2 (wgmma_beats_mma_split). Measured on the H200 (session 21 run
+/// 100, bench/NOTES.md change 40): on 28672 x 8192 (2^27.8 weights) at M = 24-32 the 32-row
+/// tile's striped runs took x0.88-0.93 against the split of 2; on 8192 x 8192 (2^26) x1.00-1.05
+/// and 4096 x 6144 x1.01-1.02 slower. The threshold sits between. Build with
+/// -DMARLIN_WGMMA_TINY_BESIDE_SPLIT2_LAYER=n only to measure others.
+#ifndef MARLIN_WGMMA_TINY_BESIDE_SPLIT2_LAYER
+#define MARLIN_WGMMA_TINY_BESIDE_SPLIT2_LAYER (1LL << 27)
+#endif
+inline constexpr long long kWgmmaTinyBesideSplit2Layer = MARLIN_WGMMA_TINY_BESIDE_SPLIT2_LAYER;
+
+/// Whether the warpgroup tile of `m_blocks` rows that wgmma_m_blocks_beside_split gives for a
+/// layer of `weights` (K x N) runs instead of the mma.sync kernel whose plan would be a cluster
+/// split of `mma_split` CTAs (0: striped runs): unless that is a split of 2, and then only the
+/// 32-row tile on layers of at least kWgmmaTinyBesideSplit2Layer weights.
+constexpr bool wgmma_beats_mma_split(int mma_split, int m_blocks, long long weights) {
+  return mma_split != 2 ||
+         (m_blocks == kWgmmaMBlocksTiny && weights >= kWgmmaTinyBesideSplit2Layer);
+}
 
 /// Policy for the width of the sm_90 warpgroup kernel's tile: 0, use_narrow_wgmma_tile's rule;
 /// 1, the 128-column tile wherever the 128-row tile runs; 2, never. Build with

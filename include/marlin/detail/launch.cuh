@@ -651,7 +651,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   // Where sm_90a code runs (AutoTile only) and wgmma_m_blocks allows it: the warpgroup kernel,
   // unless it does not fit the device, which leaves the mma.sync kernel. Where only
   // wgmma_m_blocks_beside_split allows it, the warpgroup kernel unless the mma.sync kernel
-  // would run a cluster split of 2 (wgmma_beats_mma_split).
+  // would run a cluster split of 2 on a layer where that wins (wgmma_beats_mma_split).
   bool wgmma = false;
   if constexpr (std::is_same_v<Config, AutoTile>) {
     int wgmma_blocks = wgmma_m_blocks(args.m, args.n, args.k);
@@ -665,7 +665,9 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
         }
         int split = 0;
         if (const Status st = mma_cluster_split(split); st != Status::kSuccess) return st;
-        if (wgmma_beats_mma_split(split)) wgmma_blocks = beside;
+        if (wgmma_beats_mma_split(split, beside, static_cast<long long>(args.k) * args.n)) {
+          wgmma_blocks = beside;
+        }
       }
     }
     if (kWgmmaPath && dev.wgmma && wgmma_blocks > 0) {
