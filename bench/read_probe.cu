@@ -1,0 +1,242 @@
+// marlin_read_probe: how fast the GPU streams each bench layer's packed weights when nothing
+// is computed, in back-to-back calls. It bounds what any W4A16 kernel that reads its weights
+// after the previous call can reach, and so says which part of target 1 (bench/README.md) is
+// reachable at all (bench/NOTES.md, "What an empty read of the weights takes").
+//
+// Per layer (the 4-bit codes of K x N only, rotated over copies that exceed the L2, as the bench
+// rotates them), both under programmatic dependent launch as marlin's kernels run on sm_90:
+//  - stream: every thread reads 16-byte vectors of the flat buffer, kInFlight at a time, after
+//    prefetching its first lines into L2 before the wait for the previous call;
+//  - decode: the decode kernel's access pattern and pipeline without its math: K tiles of the
+//    128 x 128 decode tile (8 k16 rows of 1 KB, N / 2 vectors apart) striped over two CTAs per
+//    SM in slice order, kStages cp.async stages, one CTA barrier per tile.
+// Prints a markdown table: the memory floor of the codes at the measured copy bandwidth (as
+// marlin_bench computes it), target 1's bound (1.05 x floor + 1.5 us), and both reads.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <vector>
+
+#include "bench_util.cuh"
+#include "marlin/kernel/tile_config.hpp"
+#include "marlin/ptx/cp_async.cuh"
+#include "marlin/ptx/pdl.cuh"
+#include "shapes.hpp"
+
+namespace {
+
+using marlin_bench::cuda_check;
+
+constexpr int kThreads = 256;
+constexpr int kInFlight = 4;  // 16-byte loads in flight per thread of `stream_read`
+// The decode tile (kTileConfigs[0]: 128 columns x 128 K): 64 vectors per k16 row, 8 rows.
+constexpr marlin::TileConfig kTile = marlin::kTileConfigs[0];
+constexpr int kRowVecs = kTile.tile_n() / 2;          // 16-byte vectors per k16 row: 64
+constexpr int kTileVecs = kTile.k_blocks * kRowVecs;  // 512
+constexpr int kTileN = kTile.tile_n(), kTileK = kTile.tile_k();
+static_assert(kRowVecs == 64 && kTileVecs % kThreads == 0, "the decode tile's 8 KB");
+
+__device__ int g_sink;  // keeps the reads live
+
+/// Reads `n_vec` vectors of `p`, grid-strided, kInFlight loads per thread in flight.
+__global__ void __launch_bounds__(kThreads) stream_read(const int4* __restrict__ p,
+                                                        long long n_vec) {
+  marlin::ptx::launch_dependents();
+  const long long stride = static_cast<long long>(gridDim.x) * kThreads;
+  long long i = static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x;
+  if (threadIdx.x % 8 == 0) {  // one prefetch per 128-byte line of the first two rounds
+    for (int u = 0; u < 2 * kInFlight && i + u * stride < n_vec; ++u) {
+      marlin::ptx::prefetch_l2(p + i + u * stride);
+    }
+  }
+  marlin::ptx::grid_dependency_wait();
+  int acc = 0;
+  for (; i + (kInFlight - 1) * stride < n_vec; i += kInFlight * stride) {
+    int4 v[kInFlight];  // [load in flight]
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) v[u] = __ldcs(p + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  for (; i < n_vec; i += stride) {
+    const int4 v = __ldcs(p + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x2468ace0) g_sink = acc;
+}
+
+/// Reads the K tiles of the decode tile over a k x n packed layout ([k / 16][n / 2] vectors),
+/// striped over the grid in slice order, through a kStages-deep cp.async pipeline. As in the
+/// decode kernel, each thread's copy addresses advance by a constant per tile and the loop is
+/// unrolled over the stages, so that the probe's own index arithmetic stays off the path.
+__global__ void __launch_bounds__(kThreads, 2) decode_read(const int4* __restrict__ b, int n,
+                                                           int k) {
+  __shared__ int4 stages[marlin::kStages][kTileVecs];  // [stage][k16 row][vector]
+  constexpr int kAhead = marlin::kStages - 1;
+  constexpr int kPerThread = kTileVecs / kThreads;
+  marlin::ptx::launch_dependents();
+  const int k_tiles = k / kTileK;
+  const long long total = static_cast<long long>(k_tiles) * (n / kTileN);
+  const long long per_cta = (total + gridDim.x - 1) / gridDim.x;
+  const long long begin = per_cta * blockIdx.x;
+  const long long count = min(total, begin + per_cta) - begin;
+  const int t = static_cast<int>(threadIdx.x);
+  const std::size_t tile_step = static_cast<std::size_t>(kTile.k_blocks) * (n / 2);
+  // The next tile to load, (slice, kt), and its first vector (row 0, column 0 of the tile).
+  int slice = static_cast<int>(begin / k_tiles), kt = static_cast<int>(begin % k_tiles);
+  const int4* next = b + kt * tile_step + static_cast<std::size_t>(slice) * kRowVecs;
+  auto offset = [&](int j) {  // this thread's vector t + j * kThreads within a tile
+    const int v = t + j * kThreads;
+    return static_cast<std::size_t>(v / kRowVecs) * (n / 2) + v % kRowVecs;
+  };
+  if (t % 8 == 0) {  // the first tiles' lines into L2 before the wait (assumes one slice)
+    for (int u = 0; u < kAhead && u < count; ++u) {
+      for (int j = 0; j < kPerThread; ++j) marlin::ptx::prefetch_l2(next + u * tile_step + offset(j));
+    }
+  }
+  marlin::ptx::grid_dependency_wait();
+  auto load = [&](int stage) {
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      marlin::ptx::cp_async_cg_16(&stages[stage][t + j * kThreads], next + offset(j), true);
+    }
+    if (++kt == k_tiles) {
+      kt = 0;
+      ++slice;
+      next = b + static_cast<std::size_t>(slice) * kRowVecs;
+    } else {
+      next += tile_step;
+    }
+  };
+#pragma unroll
+  for (int u = 0; u < kAhead; ++u) {
+    if (u < count) load(u);
+    marlin::ptx::cp_async_commit_group();
+  }
+  int acc = 0;
+  for (long long u0 = 0; u0 < count; u0 += marlin::kStages) {
+#pragma unroll
+    for (int s = 0; s < marlin::kStages; ++s) {
+      const long long u = u0 + s;
+      if (u < count) {
+        marlin::ptx::cp_async_wait_group<kAhead - 1>();
+        __syncthreads();  // tile u landed for all threads; tile u - 1's stage is free
+        if (u + kAhead < count) load((s + kAhead) % marlin::kStages);
+        marlin::ptx::cp_async_commit_group();
+        const int4 x = stages[s][t];
+        acc ^= x.x ^ x.y ^ x.z ^ x.w;
+      }
+    }
+  }
+  if (acc == 0x2468ace0) g_sink = acc;
+}
+
+/// Launches `kernel` with programmatic stream serialization where the device has it (sm_90+).
+template <class... Args>
+void launch(bool pdl, int grid, void (*kernel)(Args...), Args... args) {
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  config.gridDim = dim3(static_cast<unsigned>(grid));
+  config.blockDim = dim3(kThreads);
+  config.attrs = &attr;
+  config.numAttrs = pdl ? 1 : 0;
+  cuda_check(cudaLaunchKernelEx(&config, kernel, args...), "cudaLaunchKernelEx");
+}
+
+/// Microseconds per call of `calls` back-to-back calls of `call(i)` (after 5 untimed ones),
+/// the median of 5 such batches.
+template <class Call>
+double us_per_call(Call call) {
+  constexpr int kCalls = 40, kBatches = 5;
+  cudaEvent_t start, stop;
+  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
+  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+  std::vector<double> us;
+  int i = 0;
+  for (int w = 0; w < 5; ++w) call(i++);
+  for (int batch = 0; batch < kBatches; ++batch) {
+    cuda_check(cudaEventRecord(start), "cudaEventRecord");
+    for (int c = 0; c < kCalls; ++c) call(i++);
+    cuda_check(cudaEventRecord(stop), "cudaEventRecord");
+    cuda_check(cudaEventSynchronize(stop), "batch");
+    float ms = 0.0f;
+    cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    us.push_back(1e3 * ms / kCalls);
+  }
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+/// Device copy bandwidth as marlin_bench measures it: a 2 GiB device-to-device copy, bytes
+/// read plus written over the median time of 10.
+double copy_bandwidth() {
+  constexpr std::size_t kBytes = std::size_t{2} << 30;
+  marlin_bench::DeviceBuffer src(kBytes), dst(kBytes);
+  cuda_check(cudaMemset(src.get(), 0x5A, kBytes), "cudaMemset");
+  const double us = us_per_call([&](int) {
+    cuda_check(cudaMemcpyAsync(dst.get(), src.get(), kBytes, cudaMemcpyDeviceToDevice),
+               "cudaMemcpyAsync");
+  });
+  return 2.0 * static_cast<double>(kBytes) / (1e-6 * us);
+}
+
+int run() {
+  int device = 0, sms = 0, major = 0;
+  cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  cuda_check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "attribute");
+  cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+             "attribute");
+  const bool pdl = major >= 9;
+  const double bandwidth = copy_bandwidth();
+  std::printf("copy bandwidth %.1f GB/s; %d SMs; programmatic dependent launch %s\n\n",
+              bandwidth / 1e9, sms, pdl ? "on" : "off (before sm_90)");
+  std::printf("| shape K×N | codes MB | floor µs | 1.05 floor + 1.5 µs | stream read µs (grid) "
+              "| decode-pattern read µs |\n|---|---:|---:|---:|---:|---:|\n");
+  for (const marlin_bench::Shape& s : marlin_bench::kShapes) {
+    const std::size_t bytes = static_cast<std::size_t>(s.k) * s.n / 2;
+    const int copies = marlin_bench::rotation_copies(bytes);
+    marlin_bench::DeviceBuffer codes(bytes * copies);
+    cuda_check(cudaMemset(codes.get(), 0x37, bytes * copies), "cudaMemset");
+    auto copy = [&](int i) { return codes.at<const int4>((i % copies) * bytes); };
+    const long long n_vec = static_cast<long long>(bytes / 16);
+    double stream_us = 0.0;
+    int stream_grid = 0;
+    for (int per_sm : {2, 4}) {  // the best of two grids
+      const double us = us_per_call(
+          [&](int i) { launch(pdl, per_sm * sms, stream_read, copy(i), n_vec); });
+      if (stream_grid == 0 || us < stream_us) {
+        stream_us = us;
+        stream_grid = per_sm * sms;
+      }
+    }
+    const double decode_us =
+        us_per_call([&](int i) { launch(pdl, 2 * sms, decode_read, copy(i), s.n, s.k); });
+    const double floor_us = 1e6 * static_cast<double>(bytes) / bandwidth;
+    std::printf("| %d×%d | %.1f | %.2f | %.2f | %.2f (%d) | %.2f |\n", s.k, s.n, bytes / 1e6,
+                floor_us, 1.05 * floor_us + 1.5, stream_us, stream_grid, decode_us);
+  }
+  cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  return 0;
+}
+
+}  // namespace
+
+int main() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::printf("marlin_read_probe: no CUDA device\n");
+    return 0;
+  }
+  try {
+    return run();
+  } catch (const marlin_bench::BenchError& e) {
+    std::printf("marlin_read_probe: %s\n", e.what());
+    return 1;
+  }
+}
