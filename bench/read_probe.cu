@@ -8,8 +8,11 @@
 //  - stream: every thread reads 16-byte vectors of the flat buffer, kInFlight at a time, after
 //    prefetching its first lines into L2 before the wait for the previous call;
 //  - decode: the decode kernel's access pattern and pipeline without its math: K tiles of the
-//    128 x 128 decode tile (8 k16 rows of 1 KB, N / 2 vectors apart) striped over two CTAs per
-//    SM in slice order, kStages cp.async stages, one CTA barrier per tile.
+//    128 x 128 decode tile (8 k16 rows of 1 KB, N / 2 vectors apart) striped over a grid of two
+//    CTAs per SM in slice order, kStages cp.async stages, one CTA barrier per tile. Unlike the
+//    decode kernel (102-107 registers), its residency is not held to two CTAs per SM: its 32 KB
+//    of shared memory and few registers let more share an SM (bench/NOTES.md: with work added
+//    back, that unevenness cost up to 1.4x; for the empty read it is not measured).
 // Prints a markdown table: the memory floor of the codes at the measured copy bandwidth (as
 // marlin_bench computes it), target 1's bound (1.05 x floor + 1.5 us), and both reads.
 #include <cuda_runtime.h>
