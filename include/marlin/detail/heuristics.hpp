@@ -127,8 +127,8 @@ inline constexpr bool kWgmmaBesideSplit = MARLIN_WGMMA_BESIDE_SPLIT != 0;
 /// run 70, bench/NOTES.md change 26): against the mma.sync kernel these tiles took ×0.93-0.975
 /// on 14336 × 4096 (mma.sync: a split of 3) and ×0.91-0.97 on 8192 × 10240 at 40-48 rows
 /// (striped runs), and lost ×1.04-1.11 on 8192², 28672 × 8192 and 4096 × 6144 (splits of 2:
-/// two CTAs per SM, each over half of K); since change 34 the 32-row tile wins on 28672 × 8192
-/// (change 40).
+/// two CTAs per SM, each over half of K); session 21 (run 100, change 40) measured the 32-row
+/// tile faster on 28672 × 8192 (wgmma_beats_mma_split).
 constexpr int wgmma_m_blocks_beside_split(int m, int n, int k) {
   if (!kWgmmaBesideSplit || n % kWgmmaTileN != 0 || m < kWgmmaTinyMinRows) return 0;
   if (static_cast<long long>(k) * n <= kWgmmaSmallLayer || wgmma_m_blocks(m, n, k) != 0) return 0;
