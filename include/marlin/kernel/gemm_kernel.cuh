@@ -42,6 +42,7 @@
 #include "../ptx/ldmatrix.cuh"
 #include "../ptx/mma.cuh"
 #include "../ptx/pdl.cuh"
+#include "../ptx/sync.cuh"
 #include "../ptx/wgmma.cuh"
 #include "tile_config.hpp"
 
@@ -347,13 +348,13 @@ __device__ __forceinline__ void write_tile(const Params& params, const float* sh
       const int first = detail::first_cta(part, slice);
       const int participants = detail::last_cta(part, slice) - first + 1;
       int* const counter = params.counters + detail::counter_index(part, slice);
-      __threadfence();  // release: this CTA's partial before its arrival
-      const int arrived = atomicAdd(counter, 1) + 1;
+      // One atomic releases this CTA's partial (stored before the barrier above) with its
+      // arrival and, for the last arrival, acquires the others' partials. A fence before a
+      // relaxed atomic and one after it took 0.1-0.5 µs longer on the striped decode layers
+      // (bench/NOTES.md, change 42).
+      const int arrived = ptx::atomic_add_acq_rel_gpu(counter, 1) + 1;
       is_last_arrival = arrived == participants;
-      if (arrived == participants) {
-        *counter = 0;     // leave the counters zeroed for the next call
-        __threadfence();  // acquire: the other participants' partials are visible
-      }
+      if (arrived == participants) *counter = 0;  // leave the counters zeroed for the next call
     }
     __syncthreads();
     if (is_last_arrival) {

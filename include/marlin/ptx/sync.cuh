@@ -2,6 +2,8 @@
 // (mbarrier) that threads arrive on and tensor copies complete bytes on, tensor copies (the
 // Tensor Memory Accelerator), named CTA barriers over a subset of the warps, and setmaxnreg,
 // which moves registers between warpgroups. Compiled to a trap in code for any other target.
+// Also the GPU-scope acquire load and acquire-release atomic of striped runs' slice counters,
+// which every target from sm_70 has.
 #pragma once
 
 #include <cstdint>
@@ -70,6 +72,19 @@ __device__ __forceinline__ int ld_acquire_gpu(const int* p) {
   int v;
   asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
   return v;
+}
+
+/// Adds `v` to `*p` at GPU scope and returns the old value, with acquire and release
+/// semantics: what this thread (and, through an earlier CTA barrier, its CTA) wrote before it
+/// is visible to whoever acquires a later value of `*p`, and what the writers of the earlier
+/// values released is visible to this thread after it.
+__device__ __forceinline__ int atomic_add_acq_rel_gpu(int* p, int v) {
+  int old;
+  asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;\n"
+               : "=r"(old)
+               : "l"(p), "r"(v)
+               : "memory");
+  return old;
 }
 
 /// Waits until the phase of `bar` with parity `parity` has completed (acquire). A fresh
