@@ -9,10 +9,10 @@
 //    prefetching its first lines into L2 before the wait for the previous call;
 //  - decode: the decode kernel's access pattern and pipeline without its math: K tiles of the
 //    128 x 128 decode tile (8 k16 rows of 1 KB, N / 2 vectors apart) striped over a grid of two
-//    CTAs per SM in slice order, kStages cp.async stages, one CTA barrier per tile. Unlike the
-//    decode kernel (102-107 registers), its residency is not held to two CTAs per SM: its 32 KB
-//    of shared memory and few registers let more share an SM (bench/NOTES.md: with work added
-//    back, that unevenness cost up to 1.4x; for the empty read it is not measured).
+//    CTAs per SM in slice order, kStages cp.async stages, one CTA barrier per tile. Its
+//    residency is held to two CTAs per SM, as the decode kernel's is, by unused dynamic shared
+//    memory (kDecodePad): with its 32 KB of stages and few registers more would share an SM,
+//    which read 0.2-0.8 us slower on six of the nine bench layers (bench/NOTES.md, run 110).
 // Prints a markdown table: the memory floor of the codes at the measured copy bandwidth (as
 // marlin_bench computes it), target 1's bound (1.05 x floor + 1.5 us), and both reads.
 #include <cuda_runtime.h>
@@ -40,6 +40,10 @@ constexpr int kRowVecs = kTile.tile_n() / 2;          // 16-byte vectors per k16
 constexpr int kTileVecs = kTile.k_blocks * kRowVecs;  // 512
 constexpr int kTileN = kTile.tile_n(), kTileK = kTile.tile_k();
 static_assert(kRowVecs == 64 && kTileVecs % kThreads == 0, "the decode tile's 8 KB");
+
+// Unused dynamic shared memory of decode_read, so that with its 32 KB of stages at most two of
+// its CTAs fit an SM (80 KB each of 228 KB), as at most two of the decode kernel's do.
+constexpr int kDecodePad = 48 * 1024;
 
 __device__ int g_sink;  // keeps the reads live
 
@@ -138,13 +142,14 @@ __global__ void __launch_bounds__(kThreads, 2) decode_read(const int4* __restric
 
 /// Launches `kernel` with programmatic stream serialization where the device has it (sm_90+).
 template <class... Args>
-void launch(bool pdl, int grid, void (*kernel)(Args...), Args... args) {
+void launch(bool pdl, int grid, int smem, void (*kernel)(Args...), Args... args) {
   cudaLaunchConfig_t config{};
   cudaLaunchAttribute attr{};
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
   config.gridDim = dim3(static_cast<unsigned>(grid));
   config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = static_cast<std::size_t>(smem);
   config.attrs = &attr;
   config.numAttrs = pdl ? 1 : 0;
   cuda_check(cudaLaunchKernelEx(&config, kernel, args...), "cudaLaunchKernelEx");
@@ -196,6 +201,9 @@ int run() {
   cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
              "attribute");
   const bool pdl = major >= 9;
+  cuda_check(cudaFuncSetAttribute(decode_read, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  kDecodePad),
+             "cudaFuncSetAttribute");
   const double bandwidth = copy_bandwidth();
   std::printf("copy bandwidth %.1f GB/s; %d SMs; programmatic dependent launch %s\n\n",
               bandwidth / 1e9, sms, pdl ? "on" : "off (before sm_90)");
@@ -212,14 +220,16 @@ int run() {
     int stream_grid = 0;
     for (int per_sm : {2, 4}) {  // the best of two grids
       const double us = us_per_call(
-          [&](int i) { launch(pdl, per_sm * sms, stream_read, copy(i), n_vec); });
+          [&](int i) { launch(pdl, per_sm * sms, 0, stream_read, copy(i), n_vec); });
       if (stream_grid == 0 || us < stream_us) {
         stream_us = us;
         stream_grid = per_sm * sms;
       }
     }
     const double decode_us =
-        us_per_call([&](int i) { launch(pdl, 2 * sms, decode_read, copy(i), s.n, s.k); });
+        us_per_call([&](int i) {
+          launch(pdl, 2 * sms, kDecodePad, decode_read, copy(i), s.n, s.k);
+        });
     const double floor_us = 1e6 * static_cast<double>(bytes) / bandwidth;
     std::printf("| %d×%d | %.1f | %.2f | %.2f | %.2f (%d) | %.2f |\n", s.k, s.n, bytes / 1e6,
                 floor_us, 1.05 * floor_us + 1.5, stream_us, stream_grid, decode_us);
