@@ -84,5 +84,7 @@ insert("    const int col0 = n_tile * G::kTileN;\n", before="    TLW(4);\n")
 insert("participants;\n      }\n      ptx::named_barrier_sync(1, kComputeThreads);\n",
        after="      TLW(4);\n")
 insert("        continue;  // the stages were released above\n", before="        TLW(5);\n")
-insert("    if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);\n", after="    TLW(5);\n")
+insert("    // The reduction tile has been read: the copy thread may refill the stages.\n"
+       "    ptx::named_barrier_sync(1, kComputeThreads);\n"
+       "    if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);\n", after="    TLW(5);\n")
 open(path, "w", encoding="utf-8").write(text)
