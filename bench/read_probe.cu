@@ -12,7 +12,7 @@
 //    CTAs per SM in slice order, kStages cp.async stages, one CTA barrier per tile. Its
 //    residency is held to two CTAs per SM, as the decode kernel's is, by unused dynamic shared
 //    memory (kDecodePad): with its 32 KB of stages and few registers more would share an SM,
-//    which read 0.2-0.8 us slower on six of the nine bench layers (bench/NOTES.md, run 110).
+//    which read 0.1-0.7 us slower on six of the nine bench layers (bench/NOTES.md, run 110).
 // Prints a markdown table: the memory floor of the codes at the measured copy bandwidth (as
 // marlin_bench computes it), target 1's bound (1.05 x floor + 1.5 us), and both reads.
 #include <cuda_runtime.h>
