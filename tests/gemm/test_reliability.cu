@@ -373,6 +373,48 @@ TEST(Reliability, ResultsDoNotDependOnTheNumberOfCtasBeyondRounding) {
   }
 }
 
+// Striped runs of the decode kernels (m_blocks 1) across slices: a run that starts inside a
+// slice, covers whole slices and ends inside another stores the first slice's partial, writes
+// the whole slices straight to C and ends with the last slice's partial or sum. Every partition
+// below (16 slices of 16 K tiles over 2 .. 40 CTAs: runs of 128 .. 7 tiles) agrees with the
+// reference, leaves the counters zero and repeats bit for bit; all but the first (two runs of
+// 8 whole slices) have runs that start inside a slice and leave it.
+TEST(Reliability, DecodeRunsAcrossSlicesAgreeWithTheReference) {
+  MARLIN_REQUIRE_GPU();
+  marlin::detail::DeviceInfo dev;
+  ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+  for (auto [m, g] : {std::pair{1, -1}, std::pair{9, 128}, std::pair{16, -1}}) {
+    GemmProblem p;
+    marlin::detail::Plan plan;
+    ASSERT_NO_FATAL_FAILURE(planned_problem(p, m, 2048, 2048, g, 49, dev, plan));
+    const marlin::GemmArgs args = p.args();
+    SCOPED_TRACE(p.describe());
+    ASSERT_EQ(plan.m_blocks, 1);
+    ASSERT_FALSE(plan.wgmma);
+    ASSERT_EQ(plan.tile.tile_n(), 128);  // 16 slices
+    std::vector<float> ref;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+    for (int max_ctas : {2, 5, 12, 24, 40}) {
+      marlin::detail::set_partition(args, max_ctas, plan);
+      SCOPED_TRACE("max_ctas " + std::to_string(max_ctas));
+      const marlin::detail::Partition& part = plan.part;
+      int crossing = 0;  // runs that start inside a slice and leave it
+      for (int cta = 0; cta < part.grid; ++cta) {
+        int begin = 0, end = 0;
+        marlin::detail::cta_run(part, cta, begin, end);
+        if (begin % part.k_tiles != 0 && (end - 1) / part.k_tiles > begin / part.k_tiles) {
+          ++crossing;
+        }
+      }
+      EXPECT_EQ(crossing > 0, max_ctas != 2) << crossing;
+      std::vector<uint16_t> first, again;
+      ASSERT_NO_FATAL_FAILURE(run_partition(p, plan, ref, first));
+      ASSERT_NO_FATAL_FAILURE(run_partition(p, plan, ref, again));
+      EXPECT_EQ(again, first);
+    }
+  }
+}
+
 // The sm_90 cluster split: every split of a slice's K over a cluster agrees with the reference
 // and with the others within rounding, repeats bit for bit, and needs no workspace.
 TEST(Reliability, ClusterSplitsAgreeWithTheReference) {
