@@ -41,30 +41,33 @@ def demangle(names):
     return dict(zip(names, out))
 
 
+def function_lines(option, path):
+    """(arch, mangled name, line) for each line of `cuobjdump option path` inside a function."""
+    arch, name = None, None
+    for line in run(["cuobjdump", option, path]).splitlines():
+        if m := re.match(r"arch = (sm_\w+)", line):
+            arch, name = m.group(1), None
+        elif m := re.match(r"\s*Function\s*:?\s*(\S+?):?\s*$", line):
+            name = m.group(1)
+        elif name:
+            yield arch, name, line
+
+
 def registers(path):
     """{(arch, mangled name): registers} from cuobjdump -res-usage."""
-    regs, arch, name = {}, None, None
-    for line in run(["cuobjdump", "-res-usage", path]).splitlines():
-        if m := re.match(r"arch = (sm_\w+)", line):
-            arch = m.group(1)
-        elif m := re.match(r"\s*Function (\S+):", line):
-            name = m.group(1)
-        elif (m := re.match(r"\s*REG:(\d+)", line)) and name:
+    regs = {}
+    for arch, name, line in function_lines("-res-usage", path):
+        if m := re.match(r"\s*REG:(\d+)", line):
             regs[(arch, name)] = int(m.group(1))
-            name = None
     return regs
 
 
 def steps(path):
     """{(arch, mangled name): ([instructions per tensor-core step], instructions in all, a hash
     of the code without addresses)} from cuobjdump -sass."""
-    code, arch, name = collections.defaultdict(list), None, None
-    for line in run(["cuobjdump", "-sass", path]).splitlines():
-        if m := re.match(r"\s*code for (sm_\w+)", line):
-            arch = m.group(1)
-        elif m := re.match(r"\s*Function : (\S+)", line):
-            name = m.group(1)
-        elif (m := re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(.*?);", line)) and name:
+    code = collections.defaultdict(list)
+    for arch, name, line in function_lines("-sass", path):
+        if m := re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(.*?);", line):
             code[(arch, name)].append(m.group(1))
     out = {}
     for key, instrs in code.items():
