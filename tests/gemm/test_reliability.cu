@@ -10,7 +10,9 @@
 #include <cstdlib>
 #include <iostream>
 #include <random>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/cuda_helpers.hpp"
@@ -661,6 +663,56 @@ TEST(Reliability, HybridRunsGiveTheBitsOfTheHybrid) {
   // Not vacuous: 8 forced cases on an H200 (run 98); another GPU's capacity may move a shape
   // to a tile without hybrid runs.
   EXPECT_GE(forced, dev.sm_count == 132 ? 8 : 1);
+}
+
+// Cluster splits of 3 to 8 CTAs of every warp-specialized tile (the 32- and 64-row tiles 256
+// wide, the 128-row tile 128 and 256 wide, the 256-row tile), whose ranks sum their shares
+// through the cluster window: each agrees with the reference, with the tile full or padded
+// past M, repeats bit for bit, and agrees with the split of 2 up to the order of the fp32 sums.
+TEST(Reliability, WarpSpecializedSplitsOfThreeOrMoreAgreeWithTheReference) {
+  MARLIN_REQUIRE_GPU();
+  marlin::detail::DeviceInfo dev;
+  ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+  if (const std::string why = ws_kernel_unavailable(dev); !why.empty()) GTEST_SKIP() << why;
+  std::set<std::pair<int, int>> tiles;  // (rows, columns) of the tiles run
+  int splits = 0;
+  for (auto [m, n, k, g] :
+       {std::tuple{24, 16384, 2048, 128}, std::tuple{64, 4096, 8192, -1},
+        std::tuple{50, 2048, 10240, 128}, std::tuple{100, 4352, 4096, -1},
+        std::tuple{128, 4096, 2048, 128}, std::tuple{256, 10240, 1024, -1},
+        std::tuple{128, 16384, 1024, 128}}) {
+    GemmProblem p;
+    marlin::detail::Plan plan;
+    ASSERT_NO_FATAL_FAILURE(planned_problem(p, m, n, k, g, 61, dev, plan));
+    const marlin::GemmArgs args = p.args();
+    SCOPED_TRACE(p.describe());
+    ASSERT_TRUE(plan.wgmma && plan.ws_kernel != nullptr) << "a warp-specialized tile";
+    tiles.insert({16 * plan.m_blocks, plan.tile.tile_n()});
+    std::vector<float> ref;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+    std::vector<uint16_t> split2;
+    marlin::detail::set_split(args, 2, plan);
+    ASSERT_NO_FATAL_FAILURE(run_without_workspace(p, plan, ref, split2));
+    for (int split = 3; split <= marlin::kMaxClusterSplit && split <= plan.part.k_tiles;
+         ++split) {
+      marlin::detail::set_split(args, split, plan);
+      SCOPED_TRACE("split " + std::to_string(split));
+      ASSERT_TRUE(marlin::detail::launches_ws(plan));
+      std::vector<uint16_t> c0, c1;
+      ASSERT_NO_FATAL_FAILURE(run_without_workspace(p, plan, ref, c0));
+      ASSERT_NO_FATAL_FAILURE(run_without_workspace(p, plan, ref, c1));
+      EXPECT_EQ(c1, c0) << "a cluster split must repeat bit for bit";
+      ASSERT_NO_FATAL_FAILURE(expect_equal_up_to_sum_order(c0, split2, ref));
+      ++splits;
+    }
+  }
+  // Not vacuous: every tile runs, each over splits 3 to 8 (42 splits). (Another GPU's capacity
+  // may move 256 x 10240 from the 256-row tile to the 128-row tile.)
+  EXPECT_EQ(splits, 42);
+  if (dev.sm_count == 132) {
+    EXPECT_EQ(tiles, (std::set<std::pair<int, int>>{
+                         {32, 256}, {64, 256}, {128, 128}, {128, 256}, {256, 128}}));
+  }
 }
 
 // ---- concurrency ----------------------------------------------------------------------------
