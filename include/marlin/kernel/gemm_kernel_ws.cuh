@@ -382,7 +382,12 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         }
         store_c(i, lo, hi);
       }
-      ptx::cluster_sync();  // no CTA leaves while another still reads its shared memory
+      // No CTA leaves while another still reads its shared memory. This CTA's reads of the
+      // others' tiles are complete (their values are in the stores above), so its arrival
+      // publishes nothing and is relaxed: no GPU-scope fence waiting for the C stores
+      // (bench/NOTES.md change 48).
+      ptx::cluster_arrive_relaxed();
+      ptx::cluster_wait();
     } else {
       // Striped runs that share the slice, reduced through the workspace among the 256
       // computing threads. Unlike write_tile, a CTA arrives on the slice's counter before it
