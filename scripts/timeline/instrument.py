@@ -2,8 +2,10 @@
 """Writes a copy of marlin's headers whose GEMM kernel stamps %globaltimer per CTA, for
 timeline.cu. Thread 0 of every CTA records, per call (the CTA's own call count, up to 64):
 0 entry, 1 the return of the wait for the previous grid, 2 the first tile landed, 3 the main
-loop done, 4 the in-CTA reduction done, 5 the tile written (C, exchange or partial); and the
-SM it ran on (%smid, g_sm).
+loop done, 4 the in-CTA reduction done, 5 the tile written (C, exchange or partial); in the
+warp-specialized kernel's cluster splits also 6 the first cluster barrier passed and 7 just
+before the last one (a split of 2: its pushes issued; 3 or more: its sum and C stores done);
+and the SM it ran on (%smid, g_sm).
     instrument.py <include-dir> <out-dir>    (out-dir/marlin/... is replaced)
 Fails, naming the anchor, when the kernel source no longer has a line it instruments."""
 import shutil
@@ -25,7 +27,7 @@ def insert(anchor, before="", after=""):
 
 STAMPS = """}  // namespace marlin::kernel
 namespace marlin::kernel {
-__device__ unsigned long long g_tl[64][512][6];  // [call][CTA][stamp], ns
+__device__ unsigned long long g_tl[64][512][8];  // [call][CTA][stamp], ns
 __device__ int g_tl_calls[512];                   // calls seen per CTA index
 __device__ int g_sm[64][512];                     // [call][CTA]: the SM it ran on
 __device__ __forceinline__ unsigned long long tl_now() {
@@ -84,6 +86,16 @@ insert("    const int col0 = n_tile * G::kTileN;\n", before="    TLW(4);\n")
 insert("participants;\n      }\n      ptx::named_barrier_sync(1, kComputeThreads);\n",
        after="      TLW(4);\n")
 insert("        continue;  // the stages were released above\n", before="        TLW(5);\n")
+# The split ends step by step (bench/NOTES.md, session 24 runs 131-132): 6 after the first
+# cluster barrier of a split's sum, 7 before its last one.
+insert("        ptx::cluster_sync();  // both CTAs are past their loops: their stages may be written\n",
+       after="        TLW(6);\n")
+insert("        ptx::cluster_sync();  // the other rank's vectors have landed\n",
+       before="        TLW(7);\n")
+insert("      ptx::cluster_sync();\n      const int ranks = part.split;\n",
+       after="      TLW(6);\n")
+insert("      // No CTA leaves while another still reads its shared memory.",
+       before="      TLW(7);\n")
 insert("    // The reduction tile has been read: the copy thread may refill the stages.\n"
        "    ptx::named_barrier_sync(1, kComputeThreads);\n"
        "    if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);\n", after="    TLW(5);\n")

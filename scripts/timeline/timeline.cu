@@ -110,15 +110,19 @@ int main(int argc, char** argv) {
   CK(cudaStreamSynchronize(st));
   float ms = 0;
   CK(cudaEventElapsedTime(&ms, e0, e1));
-  static unsigned long long tl[64][512][6];
+  static unsigned long long tl[64][512][8];
   CK(cudaMemcpyFromSymbol(tl, marlin::kernel::g_tl, sizeof(tl)));
   int ctas = 0;
   while (ctas < 512 && tl[1][ctas][0] != 0) ++ctas;
   std::printf("timeline m=%d n=%d k=%d g=%d: %d CTAs, %d copies, events %.2f us per call\n", m, n,
               k, g, ctas, copies, 1000.0 * ms / kLaunches);
   // Per launch, relative to its earliest entry stamp: medians and max over CTAs of each stamp.
-  const char* names[6] = {"entry", "wait", "tile0", "loop", "reduce", "end"};
-  std::vector<double> per[6][2], gap_entry, gap_wait, period;
+  // 6 and 7 only in the warp-specialized kernel's cluster splits (instrument.py); stamps no CTA
+  // recorded are left out.
+  constexpr int kStamps = 8;
+  const char* names[kStamps] = {"entry", "wait",  "tile0",  "loop",
+                                "reduce", "end", "split1", "split2"};
+  std::vector<double> per[kStamps][2], gap_entry, gap_wait, period;
   for (int l = 1; l < kLaunches; ++l) {
     unsigned long long t0 = ~0ull, prev_end = 0, prev_t0 = ~0ull;
     for (int b = 0; b < ctas; ++b) {
@@ -126,7 +130,7 @@ int main(int argc, char** argv) {
       prev_t0 = std::min(prev_t0, tl[l - 1][b][0]);
       prev_end = std::max(prev_end, tl[l - 1][b][5]);
     }
-    for (int i = 0; i < 6; ++i) {
+    for (int i = 0; i < kStamps; ++i) {
       std::vector<double> v;
       for (int b = 0; b < ctas; ++b)
         if (tl[l][b][i]) v.push_back((double(tl[l][b][i]) - double(t0)) / 1000.0);
@@ -150,9 +154,11 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("  steady (launches 8-47), medians over launches:\n");
-  for (int i = 0; i < 6; ++i)
+  for (int i = 0; i < kStamps; ++i) {
+    if (per[i][0].empty()) continue;
     std::printf("    %-6s med-CTA %6.2f  last-CTA %6.2f us\n", names[i], med(per[i][0]),
                 med(per[i][1]));
+  }
   std::printf("    first entry - prev last end %6.2f us; first wait return - prev last end "
               "%6.2f us; entry-to-entry period %6.2f us\n",
               med(gap_entry), med(gap_wait), med(period));
