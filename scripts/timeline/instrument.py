@@ -88,8 +88,8 @@ insert("participants;\n      }\n      ptx::named_barrier_sync(1, kComputeThreads
 insert("        continue;  // the stages were released above\n", before="        TLW(5);\n")
 # The split ends step by step (bench/NOTES.md, session 24 runs 131-132): 6 after the first
 # cluster barrier of a split's sum, 7 before its last one.
-insert("        ptx::cluster_sync();  // both CTAs are past their loops: their stages may be written\n",
-       after="        TLW(6);\n")
+insert("        ptx::cluster_sync();  // both CTAs are past their loops: their stages may be "
+       "written\n", after="        TLW(6);\n")
 insert("        ptx::cluster_sync();  // the other rank's vectors have landed\n",
        before="        TLW(7);\n")
 insert("      ptx::cluster_sync();\n      const int ranks = part.split;\n",
