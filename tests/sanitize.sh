@@ -11,20 +11,22 @@
 # stages), its 64-row tile (50 4096 8192), its 128-row tile 256 columns wide (120 16384 1024: 8 rows
 # of padding) and 128 wide (100 8192 8192, 130 512 512, 600 1024 1024, 200 768 2048), its 256-row
 # tile (600 4096 1024: 88 rows in the last tile), cluster splits of 3 summed through the cluster
-# window (256 4352 4096: the 256-row tile, 34 slices; 128 4096 4096: the 128-row tile 128 wide, 32
-# slices on a 132-SM GPU; their last cluster barrier arrives relaxed, bench/NOTES.md change 48),
-# splits of 2, whose CTAs push half their accumulators into each other's shared memory (256 4096
-# 4096: the 128-row tile; 256 8192 8192: the 256-row tile; change 36), and its hybrid partition
-# (whole slices, then split ones: 1000 6144 2048 on a 132-SM GPU; hybrid runs since change 38: each
-# CTA's split share follows its whole slices), the 128-row tile where wgmma_m_blocks gives the
-# 256-row one (1024 4352 512: a hybrid with splits of 3), and striped runs of the 256-row tile that
-# share slices through the workspace (256 10240 8192: 80 slices over 132 CTAs), of the 32-row tile
-# (24 49152 4096: 192 slices over 132 CTAs, bench/NOTES.md change 28; 24 4096 14336: the 32-row tile
-# beside the mma.sync kernel's split of 2, 16 slices over 128 CTAs), of the 64-row tile (50 10240
-# 8192: 40 slices over 132 CTAs) and of the 128-row tile 256 wide (100 10240 8192), whose partials
-# are summed in registers (change 34), and runs of whole slices (2048 4096 1024: 256 slices of the
-# 256-row tile, two per CTA, whose next slice's copies land while the last is written through the
-# output tile; change 37). Every warpgroup tile runs the warp-specialized kernel (tensor copies)
+# window (256 4352 4096: the 256-row tile, 34 slices; its last cluster barrier arrives relaxed,
+# bench/NOTES.md change 48), cluster splits of 3 or more whose ranks push their vectors to the rank
+# that sums them with asynchronous stores (the push variant, change 49: 128 4096 4096, the 128-row
+# tile 128 wide, a split of 3 over 32 slices on a 132-SM GPU; 64 4096 14336, the 64-row tile, a
+# split of 6), splits of 2, whose CTAs push half their accumulators into each other's shared memory
+# (256 4096 4096: the 128-row tile; 256 8192 8192: the 256-row tile; change 36), and its hybrid
+# partition (whole slices, then split ones: 1000 6144 2048 on a 132-SM GPU; hybrid runs since change
+# 38: each CTA's split share follows its whole slices), the 128-row tile where wgmma_m_blocks gives
+# the 256-row one (1024 4352 512: a hybrid with splits of 3), and striped runs of the 256-row tile
+# that share slices through the workspace (256 10240 8192: 80 slices over 132 CTAs), of the 32-row
+# tile (24 49152 4096: 192 slices over 132 CTAs, bench/NOTES.md change 28; 24 4096 14336: the 32-row
+# tile beside the mma.sync kernel's split of 2, 16 slices over 128 CTAs), of the 64-row tile (50
+# 10240 8192: 40 slices over 132 CTAs) and of the 128-row tile 256 wide (100 10240 8192), whose
+# partials are summed in registers (change 34), and runs of whole slices (2048 4096 1024: 256 slices
+# of the 256-row tile, two per CTA, whose next slice's copies land while the last is written through
+# the output tile; change 37). Every warpgroup tile runs the warp-specialized kernel (tensor copies)
 # wherever the driver encodes tensor maps.
 set -euo pipefail
 bin=${1:?usage: sanitize.sh <gemm_once> [tool ...]}
@@ -47,6 +49,7 @@ shapes=(
   "600 4096 1024 128"
   "256 4352 4096 -1"
   "128 4096 4096 128"
+  "64 4096 14336 -1"
   "200 768 2048 -1"
   "120 16384 1024 128"
   "24 16384 2048 128"

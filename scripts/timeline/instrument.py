@@ -2,10 +2,12 @@
 """Writes a copy of marlin's headers whose GEMM kernel stamps %globaltimer per CTA, for
 timeline.cu. Thread 0 of every CTA records, per call (the CTA's own call count, up to 64):
 0 entry, 1 the return of the wait for the previous grid, 2 the first tile landed, 3 the main
-loop done, 4 the in-CTA reduction done, 5 the tile written (C, exchange or partial); in the
+loop done, 4 the in-CTA reduction done (in the warp-specialized push variant: its sums in the
+output tile, before its C stores), 5 the tile written (C, exchange or partial); in the
 warp-specialized kernel's cluster splits also 6 the first cluster barrier passed and 7 just
-before the last one (a split of 2: its pushes issued; 3 or more: its sum and C stores done);
-and the SM it ran on (%smid, g_sm).
+before the last one (a split of 2: its pushes issued; 3 or more: its sum and C stores done;
+the push variant of 3 or more, which has no last barrier: the others' vectors received); and
+the SM it ran on (%smid, g_sm).
     instrument.py <include-dir> <out-dir>    (out-dir/marlin/... is replaced)
 Fails, naming the anchor, when the kernel source no longer has a line it instruments."""
 import shutil
@@ -69,7 +71,7 @@ open(path, "w", encoding="utf-8").write(text)
 # that does not sum a striped slice, its partial stored).
 path = f"{dst}/marlin/kernel/gemm_kernel_ws.cuh"
 text = open(path, encoding="utf-8").read()
-insert("template <int kMBlocks, int kNBlocks, bool kGrouped>\n__global__",
+insert("template <int kMBlocks, int kNBlocks, bool kGrouped, bool kPush = false>\n__global__",
        before="#define TLW(i) TL_BY(128, i)\n")
 insert("  const int tid = static_cast<int>(threadIdx.x);\n  // The role",
        after="\n  int tl_call = 0;\n"
@@ -96,6 +98,11 @@ insert("      ptx::cluster_sync();\n      const int ranks = part.split;\n",
        after="      TLW(6);\n")
 insert("      // No CTA leaves while another still reads its shared memory.",
        before="      TLW(7);\n")
+insert("      ptx::cluster_wait();  // every rank has started: its received_bar is initialized\n",
+       after="      TLW(6);\n")
+insert("      ptx::mbarrier_wait_parity<ptx::WaitScope::kCluster>(&received_bar, 0);\n",
+       after="      TLW(7);\n")
+insert("      // This rank's rows of C: per owned vector", before="      TLW(4);\n")
 insert("    // The reduction tile has been read: the copy thread may refill the stages.\n"
        "    ptx::named_barrier_sync(1, kComputeThreads);\n"
        "    if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);\n", after="    TLW(5);\n")

@@ -666,16 +666,19 @@ TEST(Reliability, HybridRunsGiveTheBitsOfTheHybrid) {
 }
 
 // Cluster splits of 3 to 8 CTAs of every warp-specialized tile (the 32- and 64-row tiles 256
-// wide, the 128-row tile 128 and 256 wide, the 256-row tile), whose ranks sum their shares
-// through the cluster window: each agrees with the reference, with the tile full or padded
-// past M, repeats bit for bit, and agrees with the split of 2 up to the order of the fp32 sums.
+// wide, the 128-row tile 128 and 256 wide, the 256-row tile): those that push their vectors to
+// the rank that sums them (ws_split_pushes: gemm_kernel_ws's kPush variant) and those whose
+// ranks sum their shares through the cluster window. Each agrees with the reference, with the
+// tile full or padded past M, repeats bit for bit, and agrees with the split of 2 up to the
+// order of the fp32 sums; a pushed split also agrees with the same split summed through the
+// cluster window (the plain variant launched instead) up to that order.
 TEST(Reliability, WarpSpecializedSplitsOfThreeOrMoreAgreeWithTheReference) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
   if (const std::string why = ws_kernel_unavailable(dev); !why.empty()) GTEST_SKIP() << why;
   std::set<std::pair<int, int>> tiles;  // (rows, columns) of the tiles run
-  int splits = 0;
+  int pushed = 0, windowed = 0;
   for (auto [m, n, k, g] :
        {std::tuple{24, 16384, 2048, 128}, std::tuple{64, 4096, 8192, -1},
         std::tuple{50, 2048, 10240, 128}, std::tuple{100, 4352, 4096, -1},
@@ -696,22 +699,38 @@ TEST(Reliability, WarpSpecializedSplitsOfThreeOrMoreAgreeWithTheReference) {
     for (int split = 3; split <= marlin::kMaxClusterSplit && split <= plan.part.k_tiles;
          ++split) {
       marlin::detail::set_split(args, split, plan);
-      SCOPED_TRACE("split " + std::to_string(split));
+      const bool push = plan.ws_push_kernel != nullptr &&
+                        marlin::ws_split_pushes(plan.tile, plan.m_blocks, split);
+      SCOPED_TRACE("split " + std::to_string(split) + (push ? " (push)" : " (cluster window)"));
       ASSERT_TRUE(marlin::detail::launches_ws(plan));
       std::vector<uint16_t> c0, c1;
       ASSERT_NO_FATAL_FAILURE(run_without_workspace(p, plan, ref, c0));
       ASSERT_NO_FATAL_FAILURE(run_without_workspace(p, plan, ref, c1));
       EXPECT_EQ(c1, c0) << "a cluster split must repeat bit for bit";
       ASSERT_NO_FATAL_FAILURE(expect_equal_up_to_sum_order(c0, split2, ref));
-      ++splits;
+      if (push) {
+        marlin::detail::Plan windowed_plan = plan;
+        windowed_plan.ws_push_kernel = nullptr;  // the plain variant: the cluster window
+        std::vector<uint16_t> window;
+        ASSERT_NO_FATAL_FAILURE(run_without_workspace(p, windowed_plan, ref, window));
+        ASSERT_NO_FATAL_FAILURE(expect_equal_up_to_sum_order(c0, window, ref));
+      }
+      (push ? pushed : windowed) += 1;
     }
   }
-  // Not vacuous: every tile runs, each over splits 3 to 8 (42 splits). (Another GPU's capacity
-  // may move 256 x 10240 from the 256-row tile to the 128-row tile.)
-  EXPECT_EQ(splits, 42);
+  // Not vacuous: every tile runs, each over splits 3 to 8 (42 splits), and both sums run. On
+  // an H200: five shapes on pushing tiles (32 x 256, 64 x 256, 128 x 128), 6 splits each; the
+  // 128-row tile 256 wide and the 256-row tile through the cluster window. (Another GPU's
+  // capacity may move 256 x 10240 from the 256-row tile to the 128-row tile.)
+  EXPECT_EQ(pushed + windowed, 42);
   if (dev.sm_count == 132) {
     EXPECT_EQ(tiles, (std::set<std::pair<int, int>>{
                          {32, 256}, {64, 256}, {128, 128}, {128, 256}, {256, 128}}));
+    EXPECT_EQ(pushed, 30);
+    EXPECT_EQ(windowed, 12);
+  } else {
+    EXPECT_GE(pushed, 1);
+    EXPECT_GE(windowed, 1);
   }
 }
 

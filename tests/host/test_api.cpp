@@ -247,6 +247,50 @@ TEST(TileConfigs, ClusterExchangeBufferFitsBesideThePipelineOnSm90) {
                 kSm90SmBytes);
 }
 
+// The warp-specialized tiles whose cluster splits of 3 or more push their vectors to the rank
+// that sums them (gemm_kernel_ws's kPush, launch.cuh ws_push_kernel_for): those of at most 16
+// accumulator vectors per computing thread, never a split of 2 (change 36's exchange) or
+// less. Their receive region holds ceil(vectors / split) vectors of every other rank, and with
+// it every split fits the 227 KB of shared memory that sm_90 gives a block.
+TEST(TileConfigs, WarpSpecializedSplitsPushWhereTheVectorsAreFewAndFitSm90) {
+  using marlin::ws_split_pushes;
+  constexpr int kSm90OptinBytes = 227 * 1024;
+  const marlin::TileConfig wide = marlin::kTileConfigs[marlin::kWgmmaConfig];
+  const marlin::TileConfig narrow = marlin::kWgmmaNarrowTile;
+  struct Tile {
+    marlin::TileConfig config;
+    int m_blocks;
+    bool pushes;
+  };
+  for (const Tile t : {Tile{wide, marlin::kWgmmaMBlocksTiny, true},
+                       Tile{wide, marlin::kWgmmaMBlocksSmall, true},
+                       Tile{narrow, marlin::kWgmmaMBlocks, true},
+                       Tile{wide, marlin::kWgmmaMBlocks, false},
+                       Tile{narrow, marlin::kWgmmaMBlocksTall, false}}) {
+    SCOPED_TRACE(std::to_string(16 * t.m_blocks) + " x " + std::to_string(t.config.tile_n()));
+    const int vectors = (t.config.tile_n() / 128) * 2 * t.m_blocks;  // per computing thread
+    EXPECT_EQ(vectors <= 16, t.pushes);
+    for (int split = 0; split <= 2; ++split) {
+      EXPECT_FALSE(ws_split_pushes(t.config, t.m_blocks, split)) << split;
+    }
+    int most = 0;
+    for (int split = 3; split <= marlin::kMaxClusterSplit; ++split) {
+      EXPECT_EQ(ws_split_pushes(t.config, t.m_blocks, split), t.pushes) << split;
+      const int received = marlin::ws_push_receive_bytes(t.config, t.m_blocks, split);
+      EXPECT_EQ(received, (split - 1) * ((vectors + split - 1) / split) * 256 * 16) << split;
+      most = received > most ? received : most;
+    }
+    EXPECT_EQ(marlin::ws_push_receive_max_bytes(t.config, t.m_blocks), most);
+    if (t.pushes) {
+      for (bool grouped : {false, true}) {
+        EXPECT_LE(marlin::ws_smem_bytes(t.config, t.m_blocks, grouped) + most, kSm90OptinBytes)
+            << grouped;
+      }
+    }
+  }
+  EXPECT_FALSE(ws_split_pushes(narrow, marlin::kWgmmaMBlocks, marlin::kMaxClusterSplit + 1));
+}
+
 TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
   using marlin::kWgmmaMBlocks;
   using marlin::kWgmmaMBlocksSmall;

@@ -400,6 +400,32 @@ WsKernelFn ws_kernel_for(int m_blocks, TileConfig tile) {
   return nullptr;
 }
 
+/// The push variant (kernel::gemm_kernel_ws's kPush) of the warp-specialized tile of
+/// `m_blocks` rows and width `tile`, for its cluster splits of 3 or more (ws_split_pushes), or
+/// null where the tile has none (more than 16 accumulator vectors per thread). It runs with
+/// ws_smem_bytes plus the split's ws_push_receive_bytes of shared memory.
+template <bool kGrouped>
+WsKernelFn ws_push_kernel_for(int m_blocks, TileConfig tile) {
+  constexpr int kWide = kTileConfigs[kWgmmaConfig].n_blocks;
+  constexpr int kNarrow = kWgmmaNarrowTile.n_blocks;
+  if constexpr (kWgmmaWsLevel >= 3) {
+    if (m_blocks == kWgmmaMBlocksSmall && tile.n_blocks == kWide) {
+      return &kernel::gemm_kernel_ws<kWgmmaMBlocksSmall, kWide, kGrouped, true>;
+    }
+  }
+  if constexpr (kWgmmaWsLevel >= 4) {
+    if (m_blocks == kWgmmaMBlocksTiny && tile.n_blocks == kWide) {
+      return &kernel::gemm_kernel_ws<kWgmmaMBlocksTiny, kWide, kGrouped, true>;
+    }
+  }
+  if constexpr (kWgmmaWsLevel >= 2) {
+    if (m_blocks == kWgmmaMBlocks && tile.n_blocks == kNarrow) {
+      return &kernel::gemm_kernel_ws<kWgmmaMBlocks, kNarrow, kGrouped, true>;
+    }
+  }
+  return nullptr;
+}
+
 template <int kConfig, bool kGrouped>
 KernelFn kernel_for(int m_blocks) {
   switch (m_blocks) {
@@ -458,6 +484,10 @@ struct Plan {
   /// slice (slice_local_runs).
   WsKernelFn ws_kernel = nullptr;
   int ws_smem = 0;  ///< dynamic shared memory per CTA of `ws_kernel` (ws_smem_bytes), bytes
+  /// The push variant of `ws_kernel` (ws_push_kernel_for), or null; run_plan launches it
+  /// instead for cluster splits where ws_split_pushes holds, with ws_smem plus the split's
+  /// ws_push_receive_bytes of shared memory.
+  WsKernelFn ws_push_kernel = nullptr;
   Partition part;
   std::size_t counters_bytes = 0;   ///< offset of the partial slots in the workspace
   std::size_t workspace_bytes = 0;  ///< 0 when no slice is shared between CTAs
@@ -616,6 +646,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     plan.kernel = select_kernel<Config>(config, m_blocks, grouped, wgmma, narrow);
     plan.ws_kernel = nullptr;
     plan.ws_smem = 0;
+    plan.ws_push_kernel = nullptr;
     return cache.ctas_per_sm(dev, plan.kernel, plan.smem, fit_per_sm);
   };
   // How many clusters of each size of the kernel just taken fit the device at once (none where
@@ -741,6 +772,19 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
         if (ws_fit >= 1) {
           plan.ws_kernel = ws;
           plan.ws_smem = ws_smem;
+          const WsKernelFn push = grouped ? ws_push_kernel_for<true>(plan.m_blocks, plan.tile)
+                                          : ws_push_kernel_for<false>(plan.m_blocks, plan.tile);
+          int push_fit = 0;  // (raises the push variant's shared-memory limit, once)
+          if (push != nullptr) {
+            const int push_smem =
+                ws_smem + ws_push_receive_max_bytes(plan.tile, plan.m_blocks);
+            if (const Status st =
+                    cache.ctas_per_sm(dev, push, push_smem, push_fit, kernel::kWsThreads);
+                st != Status::kSuccess) {
+              return st;
+            }
+          }
+          if (push_fit >= 1) plan.ws_push_kernel = push;
         }
       }
     }
@@ -825,9 +869,15 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
     if (const Status st = encode_ws_tensor_maps(args, plan, ws); st != Status::kSuccess) {
       return st;
     }
-    const LaunchConfig launch(plan.part.grid, plan.part.split, plan.pdl, plan.ws_smem, stream,
+    const bool push = plan.ws_push_kernel != nullptr &&
+                      ws_split_pushes(plan.tile, plan.m_blocks, plan.part.split);
+    const int smem =
+        plan.ws_smem +
+        (push ? ws_push_receive_bytes(plan.tile, plan.m_blocks, plan.part.split) : 0);
+    const LaunchConfig launch(plan.part.grid, plan.part.split, plan.pdl, smem, stream,
                               kernel::kWsThreads);
-    if (const cudaError_t err = cudaLaunchKernelEx(&launch.config, plan.ws_kernel, ws);
+    if (const cudaError_t err =
+            cudaLaunchKernelEx(&launch.config, push ? plan.ws_push_kernel : plan.ws_kernel, ws);
         err != cudaSuccess) {
       (void)cudaGetLastError();
       return status_from(err);

@@ -49,8 +49,11 @@ struct WsParams {
 /// 128 x 128 or 256, 64 x 256 or 32 x 256), warp-specialized. Launch with kWsThreads threads,
 /// ws_smem_bytes of shared memory (gemm_kernel's for that tile plus the fp16 output tile) and
 /// any partition (in clusters of part.split CTAs where it splits; with the plan's workspace
-/// where striped runs share slices).
-template <int kMBlocks, int kNBlocks, bool kGrouped>
+/// where striped runs share slices). kPush: the variant for cluster splits of 3 or more where
+/// ws_split_pushes holds (whole slices and such splits only; bench/NOTES.md change 49), whose
+/// ranks push their vectors to the rank that sums them; a kernel of its own, so that the other
+/// plans' code stays as it is.
+template <int kMBlocks, int kNBlocks, bool kGrouped, bool kPush = false>
 __global__ void __launch_bounds__(kWsThreads, 1)
     gemm_kernel_ws(const __grid_constant__ WsParams ws) {
 #if defined(MARLIN_SM90A_ENABLED)
@@ -78,6 +81,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   __shared__ uint64_t empty_bar[kDepth];  // the stage's wgmmas are done (256 arrivals)
   __shared__ uint64_t red_done_bar;       // a segment's epilogue has read the reduction tile
   __shared__ int is_last_arrival;         // striped runs: this CTA sums the slice
+  // kPush: the other ranks' vectors have landed (their bytes; one phase per call).
+  __shared__ uint64_t received_bar;
   int4* const smem =
       smem_raw + ((kSmemAlign - (__cvta_generic_to_shared(smem_raw) & (kSmemAlign - 1))) &
                   (kSmemAlign - 1)) / sizeof(int4);
@@ -114,7 +119,19 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     ptx::prefetch_tensor_map(&ws.tensor_b);
     if constexpr (kGrouped) ptx::prefetch_tensor_map(&ws.tensor_s);
   }
+  if constexpr (kPush) {
+    // Initialized and fenced by a computing thread, whose relaxed arrival on the cluster
+    // barrier (below) then publishes the init to the other ranks.
+    if (tid == kCopyThreads) {
+      ptx::mbarrier_init(&received_bar, 1);
+      ptx::fence_mbarrier_init();
+    }
+  }
   __syncthreads();
+  // kPush: every thread arrives on the cluster barrier once, at the start; the computing
+  // threads wait for that phase before their first store into another rank (its receive
+  // region and received_bar are then ready, and stay so until it has received everything).
+  if constexpr (kPush) ptx::cluster_arrive_relaxed();
   ptx::launch_dependents();
   ptx::grid_dependency_wait();  // before A, the scales, the workspace or C are touched
 
@@ -284,7 +301,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       ptx::named_barrier_sync(1, kComputeThreads);
       continue;  // the stages were released above
     }
-    if (part.split > 2) detail_kernel::store_wgmma_acc<G>(acc, sh_red, cwg, wq, lane);
+    if (!kPush && part.split > 2) detail_kernel::store_wgmma_acc<G>(acc, sh_red, cwg, wq, lane);
     auto store_c = [&](int i, float4 lo, float4 hi) {
       const int r = i / G::kOutVecsPerRow, v = i % G::kOutVecsPerRow;
       params.c[static_cast<size_t>(row0 + r) * c_row_vecs + n_tile * G::kOutVecsPerRow + v] =
@@ -298,7 +315,116 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       const float4* const src = reinterpret_cast<const float4*>(tile_value(i));
       store_c(i, src[0], src[1]);
     };
-    if (part.split == 2) {
+    if constexpr (kPush) {
+      // Cluster split of 3 or more, summed where each vector lands (bench/NOTES.md change 49).
+      // A thread's accumulator vectors that hold rows below M (8 rows of a 64-column strip
+      // each, the same in both warpgroups), numbered strip by strip, are shared out in rank
+      // order: rank r owns [r, r + 1) * per of them (per = ceil(vectors / ranks)). As soon as
+      // its loop is done, each thread stores the vectors it does not own into the owner's
+      // receive region (after the output tile, used for nothing else, so the owner may still
+      // be in its loop), in fragment order, in the owner's slot for this rank (the other ranks
+      // in rank order, this one left out), as asynchronous stores that complete their bytes on
+      // the owner's received_bar. Each rank waits there for the bytes of the others, adds to
+      // its own vectors the received ones in rank order from r + 1 (the window sum's order),
+      // converts the sums to fp16 in the output tile (to_half8's conversion) and writes its
+      // rows of C. No CTA reads another's memory, and every store into a CTA has landed
+      // before it passes its wait, so no cluster barrier follows the loop but the wait for
+      // the start's phase.
+      constexpr int kRowVecs = G::kTileM / 8;  // accumulator vectors per strip (8 rows each)
+      static_assert(kAccVecs == kStrips * kRowVecs && kAccVecs <= 16 && kComputeThreads == 256,
+                    "ws_push_receive_bytes counts this tile's vectors and threads");
+      const int ranks = part.split;
+      const int rank = cta % ranks;  // part.whole (and the grid of hybrid runs): multiples
+      const int live = (rows + 7) / 8;  // vectors per strip that hold rows below M
+      const int per = (kStrips * live + ranks - 1) / ranks;  // vectors owned per rank
+      const int v_begin = rank * per;
+      const int v_end = min(kStrips * live, v_begin + per);
+      // Slot of rank p's vectors in rank o's receive region: [slot][vector - o * per][thread].
+      auto slot = [](int p, int o) { return p < o ? p : p - 1; };
+      const float4* const received = reinterpret_cast<const float4*>(
+          reinterpret_cast<const char*>(sh_out) + G::kTileM * kOutStride * 2);
+      // Per-channel scales of this thread's columns (two per strip), loaded while the other
+      // ranks finish their loops and push.
+      [[maybe_unused]] float scale_lo[kStrips], scale_hi[kStrips];
+      if constexpr (!kGrouped) {
+#pragma unroll
+        for (int j = 0; j < kStrips; ++j) {
+          const int col = (kStrips * cwg + j) * 64 + wq * 16 + lane / 4;
+          scale_lo[j] = detail_kernel::channel_scale(channel_scales, col0 + col);
+          scale_hi[j] = detail_kernel::channel_scale(channel_scales, col0 + col + 8);
+        }
+      }
+      ptx::cluster_wait();  // every rank has started: its received_bar is initialized
+      if (ctid == 0) {
+        const int owned = v_end > v_begin ? v_end - v_begin : 0;
+        ptx::mbarrier_arrive_expect_tx(
+            &received_bar, static_cast<uint32_t>((ranks - 1) * owned * kComputeThreads * 16));
+      }
+      {
+        int owner = 0, j = 0;  // the owner of the next live vector, and its index there
+#pragma unroll
+        for (int q = 0; q < kAccVecs; ++q) {
+          if (q % kRowVecs < live) {
+            if (owner != rank) {
+              const uint32_t dst = ptx::map_shared_rank(
+                  received + (slot(rank, owner) * per + j) * kComputeThreads + ctid, owner);
+              ptx::st_async_f32x4(dst, detail_kernel::wgmma_acc_vec<G>(acc, q),
+                                  ptx::map_shared_rank(&received_bar, owner));
+            }
+            if (++j == per) {
+              j = 0;
+              ++owner;
+            }
+          }
+        }
+      }
+      ptx::mbarrier_wait_parity<ptx::WaitScope::kCluster>(&received_bar, 0);
+#pragma unroll
+      for (int q = 0; q < kAccVecs; ++q) {
+        const int v = (q / kRowVecs) * live + q % kRowVecs;  // q's number among live vectors
+        if (q % kRowVecs < live && v >= v_begin && v < v_end) {
+          // Every received vector is loaded before the first add.
+          float4 term[kMaxClusterSplit - 1];
+#pragma unroll
+          for (int k = 1; k < kMaxClusterSplit; ++k) {
+            if (k < ranks) {
+              const int p = rank + k < ranks ? rank + k : rank + k - ranks;
+              term[k - 1] = received[(slot(p, rank) * per + v - v_begin) * kComputeThreads + ctid];
+            }
+          }
+          float4 sum = detail_kernel::wgmma_acc_vec<G>(acc, q);
+#pragma unroll
+          for (int k = 1; k < kMaxClusterSplit; ++k) {
+            if (k < ranks) sum = detail_kernel::add4(sum, term[k - 1]);
+          }
+          // Vector q: rows r, r + 1 of columns col, col + 8 (store_wgmma_vec's layout).
+          const int r = 8 * (q % kRowVecs) + 2 * (lane % 4);
+          const int col = (kStrips * cwg + q / kRowVecs) * 64 + wq * 16 + lane / 4;
+          float lo = 1.0f, hi = 1.0f;
+          if constexpr (!kGrouped) {
+            lo = scale_lo[q / kRowVecs];
+            hi = scale_hi[q / kRowVecs];
+          }
+          sh_out[r * kOutStride + col] = __float2half_rn(sum.x * lo);
+          sh_out[(r + 1) * kOutStride + col] = __float2half_rn(sum.y * lo);
+          sh_out[r * kOutStride + col + 8] = __float2half_rn(sum.z * hi);
+          sh_out[(r + 1) * kOutStride + col + 8] = __float2half_rn(sum.w * hi);
+        }
+      }
+      ptx::named_barrier_sync(1, kComputeThreads);
+      // This rank's rows of C: per owned vector, 8 rows x 8 output vectors of its strip in
+      // each warpgroup (64 output vectors per warpgroup and vector).
+      for (int t = ctid; t < (v_end - v_begin) * 128; t += kComputeThreads) {
+        const int v = v_begin + t / 128;
+        const int w = (t % 128) / 64;  // the warpgroup whose strip it is
+        const int r = 8 * (v % live) + (t % 64) / 8;
+        const int out = (kStrips * w + v / live) * 8 + t % 8;
+        if (r < rows) {
+          params.c[static_cast<size_t>(row0 + r) * c_row_vecs + n_tile * G::kOutVecsPerRow +
+                   out] = *reinterpret_cast<const int4*>(sh_out + r * kOutStride + 8 * out);
+        }
+      }
+    } else if (part.split == 2) {
       // Cluster split of 2 (one split segment per CTA, the slice's two CTAs one cluster): rank r
       // writes rows [r, r + 1) * kTileM / 2 of C. Once both CTAs are past their loops, each
       // thread stores the accumulator vectors of the other rank's rows straight into that

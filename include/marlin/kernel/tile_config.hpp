@@ -210,4 +210,35 @@ constexpr int exchange_bytes(TileConfig c, int m_blocks) {
   return (16 * m_blocks * c.tile_n() / 8 + kMaxClusterSplit) * 32;
 }
 
+/// Whether a cluster split of `split` CTAs of the warp-specialized warpgroup tile of
+/// `m_blocks` x configuration `c` runs gemm_kernel_ws's push variant (kPush; bench/NOTES.md
+/// change 49): splits of 3 or more of the tiles of at most 16 accumulator vectors of 4 floats
+/// per computing thread (the 32- and 64-row tiles 256 wide, the 128-row tile 128 wide).
+/// Otherwise the split sums through the cluster window (or, a split of 2, by change 36's
+/// exchange).
+constexpr bool ws_split_pushes(TileConfig c, int m_blocks, int split) {
+  const int vectors = (c.tile_n() / 128) * (16 * m_blocks / 8);  // per computing thread
+  return split >= 3 && split <= kMaxClusterSplit && vectors <= 16;
+}
+
+/// Bytes of the push variant's receive region for a split of `split` (ws_split_pushes), after
+/// its output tile: ceil(vectors / split) vectors of 16 bytes per computing thread from each
+/// other rank.
+constexpr int ws_push_receive_bytes(TileConfig c, int m_blocks, int split) {
+  const int vectors = (c.tile_n() / 128) * (16 * m_blocks / 8);
+  constexpr int kComputingThreads = 256;  // two warpgroups
+  return (split - 1) * ((vectors + split - 1) / split) * kComputingThreads * 16;
+}
+
+/// The largest ws_push_receive_bytes over the splits of 3 .. kMaxClusterSplit: with
+/// ws_smem_bytes, the shared memory that the push variant's limit is raised to.
+constexpr int ws_push_receive_max_bytes(TileConfig c, int m_blocks) {
+  int most = 0;
+  for (int split = 3; split <= kMaxClusterSplit; ++split) {
+    const int bytes = ws_push_receive_bytes(c, m_blocks, split);
+    most = bytes > most ? bytes : most;
+  }
+  return most;
+}
+
 }  // namespace marlin

@@ -87,4 +87,23 @@ __device__ __forceinline__ void st_shared_cluster_f32x4(uint32_t addr, float4 v)
 #endif
 }
 
+/// Stores 16 bytes (4 floats) to a cluster shared-memory address (map_shared_rank) of another CTA
+/// without ordering it against anything: the store completes its 16 bytes on that CTA's mbarrier at
+/// cluster address `bar` (map_shared_rank of the barrier), whose waiters then see them
+/// (mbarrier_wait_parity with WaitScope::kCluster). The barrier must be initialized (and the init
+/// fenced, fence_mbarrier_init) before the store is issued.
+__device__ __forceinline__ void st_async_f32x4(uint32_t addr, float4 v, uint32_t bar) {
+#if defined(MARLIN_SM90_ENABLED)
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, "
+      "[%5];\n" ::"r"(addr),
+      "r"(__float_as_uint(v.x)), "r"(__float_as_uint(v.y)), "r"(__float_as_uint(v.z)),
+      "r"(__float_as_uint(v.w)), "r"(bar)
+      : "memory");
+#else
+  (void)addr; (void)v; (void)bar;
+  __trap();
+#endif
+}
+
 }  // namespace marlin::ptx

@@ -87,22 +87,36 @@ __device__ __forceinline__ int atomic_add_acq_rel_gpu(int* p, int v) {
   return old;
 }
 
-/// Waits until the phase of `bar` with parity `parity` has completed (acquire). A fresh
-/// barrier is in phase 0, so waiting for parity 1 returns at once.
+/// Scope of an mbarrier wait's acquire: the waiting CTA (every barrier whose phase its own
+/// threads or copies complete) or the cluster (a barrier whose phase other CTAs' stores complete,
+/// st_async_f32x4, so that those stores are visible after the wait).
+enum class WaitScope { kCta, kCluster };
+
+/// Waits until the phase of `bar` with parity `parity` has completed (acquire at kScope). A
+/// fresh barrier is in phase 0, so waiting for parity 1 returns at once.
+template <WaitScope kScope = WaitScope::kCta>
 __device__ __forceinline__ void mbarrier_wait_parity(uint64_t* bar, uint32_t parity) {
 #if defined(MARLIN_SM90A_ENABLED)
   const uint32_t addr = shared_address(bar);
   uint32_t done = 0;
   do {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n"
-        "}\n"
-        : "=r"(done)
-        : "r"(addr), "r"(parity)
-        : "memory");
+    if constexpr (kScope == WaitScope::kCluster) {
+      asm volatile(
+          "{\n.reg .pred p;\n"
+          "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+          "selp.u32 %0, 1, 0, p;\n}\n"
+          : "=r"(done)
+          : "r"(addr), "r"(parity)
+          : "memory");
+    } else {
+      asm volatile(
+          "{\n.reg .pred p;\n"
+          "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+          "selp.u32 %0, 1, 0, p;\n}\n"
+          : "=r"(done)
+          : "r"(addr), "r"(parity)
+          : "memory");
+    }
   } while (done == 0);
 #else
   (void)bar; (void)parity;
