@@ -51,8 +51,9 @@ struct WsParams {
 /// any partition (in clusters of part.split CTAs where it splits; with the plan's workspace
 /// where striped runs share slices). kPush: the variant for cluster splits of 3 or more where
 /// ws_split_pushes holds (whole slices and such splits only; bench/NOTES.md change 49), whose
-/// ranks push their vectors to the rank that sums them; a kernel of its own, so that the other
-/// plans' code stays as it is.
+/// ranks push their vectors to the rank that sums them, launched with ws_push_receive_bytes of
+/// shared memory more for its receive region; a kernel of its own, so that the other plans'
+/// code stays as it is.
 template <int kMBlocks, int kNBlocks, bool kGrouped, bool kPush = false>
 __global__ void __launch_bounds__(kWsThreads, 1)
     gemm_kernel_ws(const __grid_constant__ WsParams ws) {
