@@ -6,8 +6,9 @@ loop done, 4 the in-CTA reduction done (in the warp-specialized push variant: it
 output tile, before its C stores), 5 the tile written (C, exchange or partial); in the
 warp-specialized kernel's cluster splits also 6 the first cluster barrier passed and 7 just
 before the last one (a split of 2: its pushes issued; 3 or more: its sum and C stores done;
-the push variant of 3 or more, which has no last barrier: the others' vectors received); and
-the SM it ran on (%smid, g_sm).
+the push variant of 3 or more, which has no last barrier: the others' vectors received); in
+the push variant also 8 its own vectors pushed (before its wait) and 9 its own sums in the
+output tile (before the CTA barrier that stamp 4 follows); and the SM it ran on (%smid, g_sm).
     instrument.py <include-dir> <out-dir>    (out-dir/marlin/... is replaced)
 Fails, naming the anchor, when the kernel source no longer has a line it instruments."""
 import shutil
@@ -29,7 +30,7 @@ def insert(anchor, before="", after=""):
 
 STAMPS = """}  // namespace marlin::kernel
 namespace marlin::kernel {
-__device__ unsigned long long g_tl[64][512][8];  // [call][CTA][stamp], ns
+__device__ unsigned long long g_tl[64][512][10];  // [call][CTA][stamp], ns
 __device__ int g_tl_calls[512];                   // calls seen per CTA index
 __device__ int g_sm[64][512];                     // [call][CTA]: the SM it ran on
 __device__ __forceinline__ unsigned long long tl_now() {
@@ -101,7 +102,9 @@ insert("      // No CTA leaves while another still reads its shared memory.",
 insert("      ptx::cluster_wait();  // every rank has started: its received_bar is initialized\n",
        after="      TLW(6);\n")
 insert("      ptx::mbarrier_wait_parity<ptx::WaitScope::kCluster>(&received_bar, 0);\n",
-       after="      TLW(7);\n")
+       before="      TLW(8);\n", after="      TLW(7);\n")
+insert("      ptx::named_barrier_sync(1, kComputeThreads);\n"
+       "      // This rank's rows of C: per owned vector", before="      TLW(9);\n")
 insert("      // This rank's rows of C: per owned vector", before="      TLW(4);\n")
 insert("    // The reduction tile has been read: the copy thread may refill the stages.\n"
        "    ptx::named_barrier_sync(1, kComputeThreads);\n"

@@ -110,18 +110,18 @@ int main(int argc, char** argv) {
   CK(cudaStreamSynchronize(st));
   float ms = 0;
   CK(cudaEventElapsedTime(&ms, e0, e1));
-  static unsigned long long tl[64][512][8];
+  static unsigned long long tl[64][512][10];
   CK(cudaMemcpyFromSymbol(tl, marlin::kernel::g_tl, sizeof(tl)));
   int ctas = 0;
   while (ctas < 512 && tl[1][ctas][0] != 0) ++ctas;
   std::printf("timeline m=%d n=%d k=%d g=%d: %d CTAs, %d copies, events %.2f us per call\n", m, n,
               k, g, ctas, copies, 1000.0 * ms / kLaunches);
   // Per launch, relative to its earliest entry stamp: medians and max over CTAs of each stamp.
-  // 6 and 7 only in the warp-specialized kernel's cluster splits (instrument.py); stamps no CTA
-  // recorded are left out.
-  constexpr int kStamps = 8;
-  const char* names[kStamps] = {"entry", "wait",  "tile0",  "loop",
-                                "reduce", "end", "split1", "split2"};
+  // 6 and 7 only in the warp-specialized kernel's cluster splits, 8 and 9 only in its push
+  // variant (instrument.py); stamps no CTA recorded are left out.
+  constexpr int kStamps = 10;
+  const char* names[kStamps] = {"entry",  "wait", "tile0",  "loop",   "reduce",
+                                "end",    "split1", "split2", "pushed", "summed"};
   std::vector<double> per[kStamps][2], gap_entry, gap_wait, period;
   for (int l = 1; l < kLaunches; ++l) {
     unsigned long long t0 = ~0ull, prev_end = 0, prev_t0 = ~0ull;
