@@ -695,14 +695,23 @@ TEST(Reliability, WarpSpecializedSplitsOfThreeOrMoreAgreeWithTheReference) {
     ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
     std::vector<uint16_t> split2;
     marlin::detail::set_split(args, 2, plan);
+    ASSERT_EQ(marlin::detail::ws_launch(plan).kernel, plan.ws_kernel) << "change 36's exchange";
     ASSERT_NO_FATAL_FAILURE(run_without_workspace(p, plan, ref, split2));
     for (int split = 3; split <= marlin::kMaxClusterSplit && split <= plan.part.k_tiles;
          ++split) {
       marlin::detail::set_split(args, split, plan);
-      const bool push = plan.ws_push_kernel != nullptr &&
-                        marlin::ws_split_pushes(plan.tile, plan.m_blocks, split);
+      // What run_plan launches: the push variant, with its receive region, or the plain one.
+      const marlin::detail::WsLaunch launch = marlin::detail::ws_launch(plan);
+      const bool push = plan.ws_push_kernel != nullptr && launch.kernel == plan.ws_push_kernel;
       SCOPED_TRACE("split " + std::to_string(split) + (push ? " (push)" : " (cluster window)"));
       ASSERT_TRUE(marlin::detail::launches_ws(plan));
+      if (push) {
+        EXPECT_EQ(launch.smem,
+                  plan.ws_smem + marlin::ws_push_receive_bytes(plan.tile, plan.m_blocks, split));
+      } else {
+        EXPECT_EQ(launch.kernel, plan.ws_kernel);
+        EXPECT_EQ(launch.smem, plan.ws_smem);
+      }
       std::vector<uint16_t> c0, c1;
       ASSERT_NO_FATAL_FAILURE(run_without_workspace(p, plan, ref, c0));
       ASSERT_NO_FATAL_FAILURE(run_without_workspace(p, plan, ref, c1));
@@ -711,6 +720,7 @@ TEST(Reliability, WarpSpecializedSplitsOfThreeOrMoreAgreeWithTheReference) {
       if (push) {
         marlin::detail::Plan windowed_plan = plan;
         windowed_plan.ws_push_kernel = nullptr;  // the plain variant: the cluster window
+        ASSERT_EQ(marlin::detail::ws_launch(windowed_plan).kernel, plan.ws_kernel);
         std::vector<uint16_t> window;
         ASSERT_NO_FATAL_FAILURE(run_without_workspace(p, windowed_plan, ref, window));
         ASSERT_NO_FATAL_FAILURE(expect_equal_up_to_sum_order(c0, window, ref));

@@ -269,6 +269,7 @@ TEST(TileConfigs, WarpSpecializedSplitsPushWhereTheVectorsAreFewAndFitSm90) {
                        Tile{narrow, marlin::kWgmmaMBlocksTall, false}}) {
     SCOPED_TRACE(std::to_string(16 * t.m_blocks) + " x " + std::to_string(t.config.tile_n()));
     const int vectors = (t.config.tile_n() / 128) * 2 * t.m_blocks;  // per computing thread
+    EXPECT_EQ(marlin::ws_accumulator_vectors(t.config, t.m_blocks), vectors);
     EXPECT_EQ(vectors <= 16, t.pushes);
     for (int split = 0; split <= 2; ++split) {
       EXPECT_FALSE(ws_split_pushes(t.config, t.m_blocks, split)) << split;

@@ -838,6 +838,22 @@ inline bool launches_ws(const Plan& plan) {
   return plan.ws_kernel != nullptr && (kWgmmaWsStriped || slice_local_runs(plan.part));
 }
 
+/// The warp-specialized kernel that run_plan launches for `plan` (launches_ws) and its dynamic
+/// shared memory: the push variant for cluster splits where ws_split_pushes holds (if planned),
+/// with the split's receive region on top of ws_smem; ws_kernel with ws_smem otherwise.
+struct WsLaunch {
+  WsKernelFn kernel = nullptr;
+  int smem = 0;
+};
+inline WsLaunch ws_launch(const Plan& plan) {
+  if (plan.ws_push_kernel != nullptr &&
+      ws_split_pushes(plan.tile, plan.m_blocks, plan.part.split)) {
+    return {plan.ws_push_kernel,
+            plan.ws_smem + ws_push_receive_bytes(plan.tile, plan.m_blocks, plan.part.split)};
+  }
+  return {plan.ws_kernel, plan.ws_smem};
+}
+
 /// Checks the workspace against `plan` and enqueues the kernel on `stream`.
 inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
                        std::size_t workspace_size, cudaStream_t stream) {
@@ -869,15 +885,10 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
     if (const Status st = encode_ws_tensor_maps(args, plan, ws); st != Status::kSuccess) {
       return st;
     }
-    const bool push = plan.ws_push_kernel != nullptr &&
-                      ws_split_pushes(plan.tile, plan.m_blocks, plan.part.split);
-    const int smem =
-        plan.ws_smem +
-        (push ? ws_push_receive_bytes(plan.tile, plan.m_blocks, plan.part.split) : 0);
-    const LaunchConfig launch(plan.part.grid, plan.part.split, plan.pdl, smem, stream,
+    const WsLaunch ws_run = ws_launch(plan);
+    const LaunchConfig launch(plan.part.grid, plan.part.split, plan.pdl, ws_run.smem, stream,
                               kernel::kWsThreads);
-    if (const cudaError_t err =
-            cudaLaunchKernelEx(&launch.config, push ? plan.ws_push_kernel : plan.ws_kernel, ws);
+    if (const cudaError_t err = cudaLaunchKernelEx(&launch.config, ws_run.kernel, ws);
         err != cudaSuccess) {
       (void)cudaGetLastError();
       return status_from(err);

@@ -45,6 +45,16 @@ struct WsParams {
   CUtensorMap tensor_s;  ///< unused (zero) with per-channel scales
 };
 
+/// Sizes of the push variant's tile from tile_config.hpp's host functions, evaluated here so
+/// that the kernel can use them: its accumulator vectors per computing thread and the bytes of
+/// its output tile (where the receive region starts).
+template <int kMBlocks, int kNBlocks>
+struct WsPushSizes {
+  static constexpr TileConfig kTile{kNBlocks, kWgmmaTileK / 16};
+  static constexpr int kAccVectors = ws_accumulator_vectors(kTile, kMBlocks);
+  static constexpr int kOutBytes = ws_out_bytes(kTile, kMBlocks);
+};
+
 /// The warpgroup kernel's tile of 16 kMBlocks rows and 16 kNBlocks columns (256 x 128,
 /// 128 x 128 or 256, 64 x 256 or 32 x 256), warp-specialized. Launch with kWsThreads threads,
 /// ws_smem_bytes of shared memory (gemm_kernel's for that tile plus the fp16 output tile) and
@@ -332,7 +342,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       // before it passes its wait, so no cluster barrier follows the loop but the wait for
       // the start's phase.
       constexpr int kRowVecs = G::kTileM / 8;  // accumulator vectors per strip (8 rows each)
-      static_assert(kAccVecs == kStrips * kRowVecs && kAccVecs <= 16 && kComputeThreads == 256,
+      using Sizes = WsPushSizes<kMBlocks, kNBlocks>;
+      static_assert(kAccVecs == kStrips * kRowVecs && kAccVecs == Sizes::kAccVectors &&
+                        kAccVecs <= 16 && kComputeThreads == 256,
                     "ws_push_receive_bytes counts this tile's vectors and threads");
       const int ranks = part.split;
       const int rank = cta % ranks;  // part.whole (and the grid of hybrid runs): multiples
@@ -343,7 +355,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       // Slot of rank p's vectors in rank o's receive region: [slot][vector - o * per][thread].
       auto slot = [](int p, int o) { return p < o ? p : p - 1; };
       const float4* const received = reinterpret_cast<const float4*>(
-          reinterpret_cast<const char*>(sh_out) + G::kTileM * kOutStride * 2);
+          reinterpret_cast<const char*>(sh_out) + Sizes::kOutBytes);
       // Per-channel scales of this thread's columns (two per strip), loaded while the other
       // ranks finish their loops and push.
       [[maybe_unused]] float scale_lo[kStrips], scale_hi[kStrips];

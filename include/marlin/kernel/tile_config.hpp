@@ -210,6 +210,13 @@ constexpr int exchange_bytes(TileConfig c, int m_blocks) {
   return (16 * m_blocks * c.tile_n() / 8 + kMaxClusterSplit) * 32;
 }
 
+/// Accumulator vectors (4 floats each) per computing thread of the warp-specialized warpgroup
+/// tile of `m_blocks` x configuration `c`: each of its 256 computing threads holds 8 rows of
+/// 8 columns (two vectors) per 16 rows of every 128 columns.
+constexpr int ws_accumulator_vectors(TileConfig c, int m_blocks) {
+  return (c.tile_n() / 128) * (16 * m_blocks / 8);
+}
+
 /// Whether a cluster split of `split` CTAs of the warp-specialized warpgroup tile of
 /// `m_blocks` x configuration `c` runs gemm_kernel_ws's push variant (kPush; bench/NOTES.md
 /// change 49): splits of 3 or more of the tiles of at most 16 accumulator vectors of 4 floats
@@ -217,15 +224,14 @@ constexpr int exchange_bytes(TileConfig c, int m_blocks) {
 /// Otherwise the split sums through the cluster window (or, a split of 2, by change 36's
 /// exchange).
 constexpr bool ws_split_pushes(TileConfig c, int m_blocks, int split) {
-  const int vectors = (c.tile_n() / 128) * (16 * m_blocks / 8);  // per computing thread
-  return split >= 3 && split <= kMaxClusterSplit && vectors <= 16;
+  return split >= 3 && split <= kMaxClusterSplit && ws_accumulator_vectors(c, m_blocks) <= 16;
 }
 
 /// Bytes of the push variant's receive region for a split of `split` (ws_split_pushes), after
 /// its output tile: ceil(vectors / split) vectors of 16 bytes per computing thread from each
 /// other rank.
 constexpr int ws_push_receive_bytes(TileConfig c, int m_blocks, int split) {
-  const int vectors = (c.tile_n() / 128) * (16 * m_blocks / 8);
+  const int vectors = ws_accumulator_vectors(c, m_blocks);
   constexpr int kComputingThreads = 256;  // two warpgroups
   return (split - 1) * ((vectors + split - 1) / split) * kComputingThreads * 16;
 }
