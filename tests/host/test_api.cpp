@@ -286,6 +286,9 @@ TEST(TileConfigs, WarpSpecializedSplitsPushWhereTheVectorsAreFewAndFitSm90) {
       for (bool grouped : {false, true}) {
         EXPECT_LE(marlin::ws_smem_bytes(t.config, t.m_blocks, grouped) + most, kSm90OptinBytes)
             << grouped;
+        // The vectors a rank owns wait for the sum in the pipeline's memory (change 52).
+        EXPECT_LE(vectors * 256 * 16, marlin::pipeline_bytes(t.config, t.m_blocks, grouped, true))
+            << grouped;
       }
     }
   }

@@ -335,12 +335,15 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       // receive region (after the output tile, used for nothing else, so the owner may still
       // be in its loop), in fragment order, in the owner's slot for this rank (the other ranks
       // in rank order, this one left out), as asynchronous stores that complete their bytes on
-      // the owner's received_bar. Each rank waits there for the bytes of the others, adds to
+      // the owner's received_bar, and the vectors it owns into the pipeline's memory (free
+      // since the barrier above). Each rank waits there for the bytes of the others, adds to
       // its own vectors the received ones in rank order from r + 1 (the window sum's order),
       // converts the sums to fp16 in the output tile (to_half8's conversion) and writes its
       // rows of C. No CTA reads another's memory, and every store into a CTA has landed
       // before it passes its wait, so no cluster barrier follows the loop but the wait for
-      // the start's phase.
+      // the start's phase. The sum is a rolled loop over the owned vectors, read back from
+      // shared memory: its code runs once per call, and unrolled over the tile's vectors
+      // (registers) it was ~2200 instructions (bench/NOTES.md change 52).
       constexpr int kRowVecs = G::kTileM / 8;  // accumulator vectors per strip (8 rows each)
       using Sizes = WsPushSizes<kMBlocks, kNBlocks>;
       static_assert(kAccVecs == kStrips * kRowVecs && kAccVecs == Sizes::kAccVectors &&
@@ -356,6 +359,9 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       auto slot = [](int p, int o) { return p < o ? p : p - 1; };
       const float4* const received = reinterpret_cast<const float4*>(
           reinterpret_cast<const char*>(sh_out) + Sizes::kOutBytes);
+      float4* const own = reinterpret_cast<float4*>(smem);  // [vector - v_begin][thread]
+      static_assert(kAccVecs * kComputeThreads * 16 <= G::kPipelineBytes,
+                    "the owned vectors fit the pipeline's memory");
       // Per-channel scales of this thread's columns (two per strip), loaded while the other
       // ranks finish their loops and push.
       [[maybe_unused]] float scale_lo[kStrips], scale_hi[kStrips];
@@ -383,6 +389,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
                   received + (slot(rank, owner) * per + j) * kComputeThreads + ctid, owner);
               ptx::st_async_f32x4(dst, detail_kernel::wgmma_acc_vec<G>(acc, q),
                                   ptx::map_shared_rank(&received_bar, owner));
+            } else {
+              own[j * kComputeThreads + ctid] = detail_kernel::wgmma_acc_vec<G>(acc, q);
             }
             if (++j == per) {
               j = 0;
@@ -392,36 +400,40 @@ __global__ void __launch_bounds__(kWsThreads, 1)
         }
       }
       ptx::mbarrier_wait_parity<ptx::WaitScope::kCluster>(&received_bar, 0);
+      // Owned vector j is live vector v_begin + j: vector i of strip `strip`.
+      int strip = v_begin / live, i = v_begin % live;
+#pragma unroll 1
+      for (int j = 0; j < v_end - v_begin; ++j) {
+        // Every received vector is loaded before the first add.
+        float4 term[kMaxClusterSplit - 1];
 #pragma unroll
-      for (int q = 0; q < kAccVecs; ++q) {
-        const int v = (q / kRowVecs) * live + q % kRowVecs;  // q's number among live vectors
-        if (q % kRowVecs < live && v >= v_begin && v < v_end) {
-          // Every received vector is loaded before the first add.
-          float4 term[kMaxClusterSplit - 1];
+        for (int k = 1; k < kMaxClusterSplit; ++k) {
+          if (k < ranks) {
+            const int p = rank + k < ranks ? rank + k : rank + k - ranks;
+            term[k - 1] = received[(slot(p, rank) * per + j) * kComputeThreads + ctid];
+          }
+        }
+        float4 sum = own[j * kComputeThreads + ctid];
 #pragma unroll
-          for (int k = 1; k < kMaxClusterSplit; ++k) {
-            if (k < ranks) {
-              const int p = rank + k < ranks ? rank + k : rank + k - ranks;
-              term[k - 1] = received[(slot(p, rank) * per + v - v_begin) * kComputeThreads + ctid];
-            }
-          }
-          float4 sum = detail_kernel::wgmma_acc_vec<G>(acc, q);
-#pragma unroll
-          for (int k = 1; k < kMaxClusterSplit; ++k) {
-            if (k < ranks) sum = detail_kernel::add4(sum, term[k - 1]);
-          }
-          // Vector q: rows r, r + 1 of columns col, col + 8 (store_wgmma_vec's layout).
-          const int r = 8 * (q % kRowVecs) + 2 * (lane % 4);
-          const int col = (kStrips * cwg + q / kRowVecs) * 64 + wq * 16 + lane / 4;
-          float lo = 1.0f, hi = 1.0f;
-          if constexpr (!kGrouped) {
-            lo = scale_lo[q / kRowVecs];
-            hi = scale_hi[q / kRowVecs];
-          }
-          sh_out[r * kOutStride + col] = __float2half_rn(sum.x * lo);
-          sh_out[(r + 1) * kOutStride + col] = __float2half_rn(sum.y * lo);
-          sh_out[r * kOutStride + col + 8] = __float2half_rn(sum.z * hi);
-          sh_out[(r + 1) * kOutStride + col + 8] = __float2half_rn(sum.w * hi);
+        for (int k = 1; k < kMaxClusterSplit; ++k) {
+          if (k < ranks) sum = detail_kernel::add4(sum, term[k - 1]);
+        }
+        // Rows r, r + 1 of columns col, col + 8 (store_wgmma_vec's layout).
+        const int r = 8 * i + 2 * (lane % 4);
+        const int col = (kStrips * cwg + strip) * 64 + wq * 16 + lane / 4;
+        float lo = 1.0f, hi = 1.0f;
+        if constexpr (!kGrouped) {
+          static_assert(kStrips <= 2, "a strip's scales by a select");
+          lo = strip == 0 ? scale_lo[0] : scale_lo[kStrips - 1];
+          hi = strip == 0 ? scale_hi[0] : scale_hi[kStrips - 1];
+        }
+        sh_out[r * kOutStride + col] = __float2half_rn(sum.x * lo);
+        sh_out[(r + 1) * kOutStride + col] = __float2half_rn(sum.y * lo);
+        sh_out[r * kOutStride + col + 8] = __float2half_rn(sum.z * hi);
+        sh_out[(r + 1) * kOutStride + col + 8] = __float2half_rn(sum.w * hi);
+        if (++i == live) {
+          i = 0;
+          ++strip;
         }
       }
       ptx::named_barrier_sync(1, kComputeThreads);
