@@ -343,7 +343,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       // before it passes its wait, so no cluster barrier follows the loop but the wait for
       // the start's phase. The sum is a rolled loop over the owned vectors, read back from
       // shared memory: its code runs once per call, and unrolled over the tile's vectors
-      // (registers) it was ~2200 instructions (bench/NOTES.md change 52).
+      // (registers) it was ~2200 instructions in the 128 x 128 grouped kernel (bench/NOTES.md
+      // change 52).
       constexpr int kRowVecs = G::kTileM / 8;  // accumulator vectors per strip (8 rows each)
       using Sizes = WsPushSizes<kMBlocks, kNBlocks>;
       static_assert(kAccVecs == kStrips * kRowVecs && kAccVecs == Sizes::kAccVectors &&
