@@ -13,6 +13,7 @@ rm -rf "$out/src" && mkdir -p "$out/src"
 (cd "$root" && tar --exclude=./build --exclude=./.git -cf - .) | tar -xf - -C "$out/src"
 python3 "$root/scripts/diag/ws_roles.py" "$mode" "$out/src/include"
 cmake -S "$out/src" -B "$out/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CUDA_ARCHITECTURES="${ARCH:-90a}" -DMARLIN_BUILD_TESTS=OFF -DMARLIN_BUILD_EXAMPLES=OFF >/dev/null
+  -DCMAKE_CUDA_ARCHITECTURES="${ARCH:-90a}" -DMARLIN_BUILD_TESTS=OFF \
+  -DMARLIN_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build "$out/build" --target marlin_bench >/dev/null
 "$out/build/bench/marlin_bench" "$@"

@@ -25,21 +25,20 @@ def insert(text, anchor, before="", after=""):
 def edit(mode, text):
     if mode == "feed":
         # Skip each stage's dequantization and wgmmas; release the previous stage as they would.
+        release = ("          if (u > 0) "
+                   "ptx::mbarrier_arrive(&empty_bar[(s + kDepth - 1) % kDepth]);\n")
         text = insert(text, "#pragma unroll\n          for (int half = 0; half < 2; ++half) {\n",
-                      before="          (void)b_tile;\n"
-                             "          (void)a_tile;\n"
-                             "          if (u > 0) ptx::mbarrier_arrive(&empty_bar[(s + kDepth - 1) % kDepth]);\n"
+                      before="          (void)b_tile;\n          (void)a_tile;\n" + release +
                              "          if constexpr (false)\n")
         return insert(text, "  uint32_t frags[2][2][kStrips][4];",
                       before="  detail_kernel::zero(acc);\n")
     # compute: a plain arrival completes the stage's phase (the barrier expects one arrival).
-    text = insert(text, "              ptx::mbarrier_arrive_expect_tx(&full_bar[s], kStageBytes);\n",
-                  before="              ptx::mbarrier_arrive(&full_bar[s]);\n"
-                         "              if constexpr (false) {\n")
-    return insert(text, "                                    kt * G::kTileK / kGroupSize, &full_bar[s]);\n"
-                        "              }\n",
-                  after="              }\n")
-
+    indent = " " * 14
+    text = insert(text, indent + "ptx::mbarrier_arrive_expect_tx(&full_bar[s], kStageBytes);\n",
+                  before=indent + "ptx::mbarrier_arrive(&full_bar[s]);\n" +
+                         indent + "if constexpr (false) {\n")
+    last_copy = " " * 36 + "kt * G::kTileK / kGroupSize, &full_bar[s]);\n" + indent + "}\n"
+    return insert(text, last_copy, after=indent + "}\n")
 
 if len(sys.argv) != 3 or sys.argv[1] not in ("feed", "compute", "check"):
     sys.exit(__doc__)
