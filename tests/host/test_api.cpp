@@ -250,44 +250,63 @@ TEST(TileConfigs, ClusterExchangeBufferFitsBesideThePipelineOnSm90) {
 // The warp-specialized tiles whose cluster splits of 3 or more push their vectors to the rank
 // that sums them (gemm_kernel_ws's kPush, launch.cuh ws_push_kernel_for): those of at most 16
 // accumulator vectors per computing thread, never a split of 2 (change 36's exchange) or
-// less. Their receive region holds ceil(vectors / split) vectors of every other rank, and with
-// it every split fits the 227 KB of shared memory that sm_90 gives a block.
+// less. Every slot the kernel writes lies in the receive region, for every split and number of
+// rows below M, and with it every split fits the 227 KB of shared memory that sm_90 gives a
+// block.
 TEST(TileConfigs, WarpSpecializedSplitsPushWhereTheVectorsAreFewAndFitSm90) {
   using marlin::ws_split_pushes;
   constexpr int kSm90OptinBytes = 227 * 1024;
+  constexpr int kComputingThreads = 256;
   const marlin::TileConfig wide = marlin::kTileConfigs[marlin::kWgmmaConfig];
   const marlin::TileConfig narrow = marlin::kWgmmaNarrowTile;
   struct Tile {
     marlin::TileConfig config;
     int m_blocks;
+    int vectors;  // accumulator vectors per computing thread: 8 rows x 8 columns each
     bool pushes;
   };
-  for (const Tile t : {Tile{wide, marlin::kWgmmaMBlocksTiny, true},
-                       Tile{wide, marlin::kWgmmaMBlocksSmall, true},
-                       Tile{narrow, marlin::kWgmmaMBlocks, true},
-                       Tile{wide, marlin::kWgmmaMBlocks, false},
-                       Tile{narrow, marlin::kWgmmaMBlocksTall, false}}) {
+  for (const Tile t : {Tile{wide, marlin::kWgmmaMBlocksTiny, 8, true},
+                       Tile{wide, marlin::kWgmmaMBlocksSmall, 16, true},
+                       Tile{narrow, marlin::kWgmmaMBlocks, 16, true},
+                       Tile{wide, marlin::kWgmmaMBlocks, 32, false},
+                       Tile{narrow, marlin::kWgmmaMBlocksTall, 32, false}}) {
     SCOPED_TRACE(std::to_string(16 * t.m_blocks) + " x " + std::to_string(t.config.tile_n()));
-    const int vectors = (t.config.tile_n() / 128) * 2 * t.m_blocks;  // per computing thread
-    EXPECT_EQ(marlin::ws_accumulator_vectors(t.config, t.m_blocks), vectors);
-    EXPECT_EQ(vectors <= 16, t.pushes);
+    ASSERT_EQ(marlin::ws_accumulator_vectors(t.config, t.m_blocks), t.vectors);
     for (int split = 0; split <= 2; ++split) {
       EXPECT_FALSE(ws_split_pushes(t.config, t.m_blocks, split)) << split;
     }
+    const int strips = t.config.tile_n() / 128;  // 64-column strips per computing warpgroup
+    const int row_vecs = 2 * t.m_blocks;         // vectors per strip (8 rows each)
+    ASSERT_EQ(strips * row_vecs, t.vectors);
     int most = 0;
     for (int split = 3; split <= marlin::kMaxClusterSplit; ++split) {
-      EXPECT_EQ(ws_split_pushes(t.config, t.m_blocks, split), t.pushes) << split;
+      SCOPED_TRACE("split " + std::to_string(split));
+      EXPECT_EQ(ws_split_pushes(t.config, t.m_blocks, split), t.pushes);
       const int received = marlin::ws_push_receive_bytes(t.config, t.m_blocks, split);
-      EXPECT_EQ(received, (split - 1) * ((vectors + split - 1) / split) * 256 * 16) << split;
       most = received > most ? received : most;
+      // The kernel's indexing (gemm_kernel_ws, kPush): with `live` vectors per strip holding
+      // rows below M, rank p stores owned vector j of rank o at float4
+      // (slot * per + j) * threads + thread, slot <= split - 2, j < per.
+      for (int live = 1; live <= row_vecs; ++live) {
+        const int per = (strips * live + split - 1) / split;
+        const int last_float4 = ((split - 2) * per + per - 1) * kComputingThreads +
+                                kComputingThreads - 1;
+        EXPECT_LE(16 * (last_float4 + 1), received) << "live " << live;
+        // Each rank's owned vectors wait for the sum in the pipeline's memory (change 52).
+        for (bool grouped : {false, true}) {
+          EXPECT_LE(per * kComputingThreads * 16,
+                    marlin::pipeline_bytes(t.config, t.m_blocks, grouped, true));
+        }
+      }
     }
     EXPECT_EQ(marlin::ws_push_receive_max_bytes(t.config, t.m_blocks), most);
     if (t.pushes) {
       for (bool grouped : {false, true}) {
         EXPECT_LE(marlin::ws_smem_bytes(t.config, t.m_blocks, grouped) + most, kSm90OptinBytes)
             << grouped;
-        // The vectors a rank owns wait for the sum in the pipeline's memory (change 52).
-        EXPECT_LE(vectors * 256 * 16, marlin::pipeline_bytes(t.config, t.m_blocks, grouped, true))
+        // As the kernel asserts: all of a thread's vectors fit the pipeline's memory.
+        EXPECT_LE(t.vectors * kComputingThreads * 16,
+                  marlin::pipeline_bytes(t.config, t.m_blocks, grouped, true))
             << grouped;
       }
     }
