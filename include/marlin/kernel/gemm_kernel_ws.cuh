@@ -33,6 +33,13 @@ inline constexpr int kWsThreads = 384;
 inline constexpr int kWsCopyRegs = 40;
 inline constexpr int kWsComputeRegs = 232;
 
+/// Shared address of the kSmemAlign-aligned pipeline in the dynamic shared memory `smem_raw`
+/// (where gemm_kernel_ws's `smem` points).
+__device__ __forceinline__ uint32_t aligned_smem_address(const void* smem_raw) {
+  const auto raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
+  return (raw + kSmemAlign - 1) & ~static_cast<uint32_t>(kSmemAlign - 1);
+}
+
 /// Parameters of gemm_kernel_ws: the GEMM's, and the tensor maps of its copies (filled on the
 /// host per call, detail::encode_ws_tensor_maps): A, fp16 [m][k] seen as [k / 64][m][64], in
 /// boxes of tile_m rows x 64 columns with the 128-byte swizzle that the wgmma descriptors
@@ -225,7 +232,11 @@ __global__ void __launch_bounds__(kWsThreads, 1)
           ptx::mbarrier_wait_parity(&full_bar[s], (full_parity >> s) & 1);
           full_parity ^= 1u << s;
           const int4* const b_tile = sh_b + s * G::kBStage;
-          const char* const a_tile = reinterpret_cast<const char*>(sh_a + s * G::kAStage);
+          // The wgmma descriptor of the pipeline's first A tile, from its shared address as
+          // the symbol gives it, so that ptxas builds it in uniform registers (bench/NOTES.md
+          // change 61: built from a generic pointer, each wgmma's descriptor cost ~5
+          // instructions; one held across the loop made two tiles spill).
+          const uint64_t a_desc = ptx::sw128_k_major_desc(aligned_smem_address(smem_raw));
           [[maybe_unused]] __half2 scale[kStrips];
           if constexpr (kGrouped) {
 #pragma unroll
@@ -249,7 +260,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
             ptx::wgmma_fence();
 #pragma unroll
             for (int i = 0; i < 2; ++i) {
-              const uint64_t desc = ptx::sw128_k_major_desc(a_tile + 32 * (2 * half + i));
+              // Stage s's k16 row kr starts 16 kAStage s + 32 kr bytes later (16-byte units).
+              const uint64_t desc = a_desc + (16 * s * G::kAStage + 32 * (2 * half + i)) / 16;
 #pragma unroll
               for (int j = 0; j < kStrips; ++j) {
                 ptx::wgmma_m64k16_f32_f16_rs<G::kTileM>(acc[j], frags[half][i][j], desc,

@@ -58,15 +58,21 @@ __device__ __forceinline__ void keep_live(float& r) { asm volatile("" : "+f"(r):
 
 /// Descriptor of a K-major operand tile in shared memory with the 128-byte swizzle: rows of
 /// 64 f16 (128 bytes; 16-byte chunk c of row r stored at chunk c ^ (r % 8)), 8-row atoms of
-/// 1024 bytes, consecutive along the tile's N (or M) dimension. `smem` is where the current
-/// k16 slice starts: the atom's base (1024-byte aligned) plus 32 bytes per k16 step.
-__device__ __forceinline__ uint64_t sw128_k_major_desc(const void* smem) {
-  const auto addr = static_cast<uint64_t>(__cvta_generic_to_shared(smem));
+/// 1024 bytes, consecutive along the tile's N (or M) dimension. `addr` is the shared address
+/// where the current k16 slice starts: the atom's base (1024-byte aligned) plus 32 bytes per
+/// k16 step. Its 14-bit start-address field holds any shared address (below 256 KB), so
+/// adding 2 (32 bytes) to a descriptor gives the next k16 slice's.
+__device__ __forceinline__ uint64_t sw128_k_major_desc(uint32_t addr) {
   uint64_t desc = (addr & 0x3FFFF) >> 4;  // start address, 16-byte units
   desc |= uint64_t{1} << 16;              // leading byte offset: unused for this layout
   desc |= uint64_t{1024 >> 4} << 32;      // stride byte offset: next 8-row atom
   desc |= uint64_t{1} << 62;              // layout: 128-byte swizzle
   return desc;
+}
+
+/// sw128_k_major_desc of the tile at generic address `smem`.
+__device__ __forceinline__ uint64_t sw128_k_major_desc(const void* smem) {
+  return sw128_k_major_desc(static_cast<uint32_t>(__cvta_generic_to_shared(smem)));
 }
 
 /// D (64 x 128, fp32) += A (64 x 16, f16, registers) * B (16 x 128, f16, shared memory,
