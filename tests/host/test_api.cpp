@@ -252,31 +252,37 @@ TEST(TileConfigs, ClusterExchangeBufferFitsBesideThePipelineOnSm90) {
 // accumulator vectors per computing thread, never a split of 2 (change 36's exchange) or
 // less. Every slot the kernel writes lies in the receive region, for every split and number of
 // rows below M, and with it every split fits the 227 KB of shared memory that sm_90 gives a
-// block.
+// block. (The default build: the 32-row tile computes with four warpgroups, the others with
+// two; MARLIN_WS_WIDE_COMPUTE.)
 TEST(TileConfigs, WarpSpecializedSplitsPushWhereTheVectorsAreFewAndFitSm90) {
   using marlin::ws_split_pushes;
+  if (!marlin::kWsWideCompute) GTEST_SKIP() << "the literals below are the default build's";
   constexpr int kSm90OptinBytes = 227 * 1024;
-  constexpr int kComputingThreads = 256;
   const marlin::TileConfig wide = marlin::kTileConfigs[marlin::kWgmmaConfig];
   const marlin::TileConfig narrow = marlin::kWgmmaNarrowTile;
   struct Tile {
     marlin::TileConfig config;
     int m_blocks;
-    int vectors;  // accumulator vectors per computing thread: 8 rows x 8 columns each
+    int warpgroups;  // computing warpgroups of 128 threads
+    int vectors;     // accumulator vectors per computing thread: 8 rows x 8 columns each
     bool pushes;
   };
-  for (const Tile t : {Tile{wide, marlin::kWgmmaMBlocksTiny, 8, true},
-                       Tile{wide, marlin::kWgmmaMBlocksSmall, 16, true},
-                       Tile{narrow, marlin::kWgmmaMBlocks, 16, true},
-                       Tile{wide, marlin::kWgmmaMBlocks, 32, false},
-                       Tile{narrow, marlin::kWgmmaMBlocksTall, 32, false}}) {
+  for (const Tile t : {Tile{wide, marlin::kWgmmaMBlocksTiny, 4, 4, true},
+                       Tile{wide, marlin::kWgmmaMBlocksSmall, 2, 16, true},
+                       Tile{narrow, marlin::kWgmmaMBlocks, 2, 16, true},
+                       Tile{wide, marlin::kWgmmaMBlocks, 2, 32, false},
+                       Tile{narrow, marlin::kWgmmaMBlocksTall, 2, 32, false}}) {
     SCOPED_TRACE(std::to_string(16 * t.m_blocks) + " x " + std::to_string(t.config.tile_n()));
+    ASSERT_EQ(marlin::ws_compute_warpgroups(t.config, t.m_blocks), t.warpgroups);
+    ASSERT_EQ(marlin::ws_threads(t.config, t.m_blocks), 128 + 128 * t.warpgroups);
     ASSERT_EQ(marlin::ws_accumulator_vectors(t.config, t.m_blocks), t.vectors);
+    const int computing_threads = 128 * t.warpgroups;
     for (int split = 0; split <= 2; ++split) {
       EXPECT_FALSE(ws_split_pushes(t.config, t.m_blocks, split)) << split;
     }
-    const int strips = t.config.tile_n() / 128;  // 64-column strips per computing warpgroup
-    const int row_vecs = 2 * t.m_blocks;         // vectors per strip (8 rows each)
+    // 64-column strips per computing warpgroup
+    const int strips = t.config.tile_n() / 64 / t.warpgroups;
+    const int row_vecs = 2 * t.m_blocks;  // vectors per strip (8 rows each)
     ASSERT_EQ(strips * row_vecs, t.vectors);
     int most = 0;
     for (int split = 3; split <= marlin::kMaxClusterSplit; ++split) {
@@ -289,12 +295,12 @@ TEST(TileConfigs, WarpSpecializedSplitsPushWhereTheVectorsAreFewAndFitSm90) {
       // (slot * per + j) * threads + thread, slot <= split - 2, j < per.
       for (int live = 1; live <= row_vecs; ++live) {
         const int per = (strips * live + split - 1) / split;
-        const int last_float4 = ((split - 2) * per + per - 1) * kComputingThreads +
-                                kComputingThreads - 1;
+        const int last_float4 = ((split - 2) * per + per - 1) * computing_threads +
+                                computing_threads - 1;
         EXPECT_LE(16 * (last_float4 + 1), received) << "live " << live;
         // Each rank's owned vectors wait for the sum in the pipeline's memory (change 52).
         for (bool grouped : {false, true}) {
-          EXPECT_LE(per * kComputingThreads * 16,
+          EXPECT_LE(per * computing_threads * 16,
                     marlin::pipeline_bytes(t.config, t.m_blocks, grouped, true));
         }
       }
@@ -305,7 +311,7 @@ TEST(TileConfigs, WarpSpecializedSplitsPushWhereTheVectorsAreFewAndFitSm90) {
         EXPECT_LE(marlin::ws_smem_bytes(t.config, t.m_blocks, grouped) + most, kSm90OptinBytes)
             << grouped;
         // As the kernel asserts: all of a thread's vectors fit the pipeline's memory.
-        EXPECT_LE(t.vectors * kComputingThreads * 16,
+        EXPECT_LE(t.vectors * computing_threads * 16,
                   marlin::pipeline_bytes(t.config, t.m_blocks, grouped, true))
             << grouped;
       }

@@ -479,7 +479,7 @@ struct Plan {
   bool wgmma = false;  ///< the sm_90a warpgroup kernel
   int smem = 0;    ///< dynamic shared memory per CTA, bytes
   KernelFn kernel = nullptr;
-  /// The warp-specialized variant of `kernel` (kernel::kWsThreads threads), or null; run_plan
+  /// The warp-specialized variant of `kernel` (ws_threads threads), or null; run_plan
   /// launches it for every partition (kWgmmaWsStriped), or where every CTA's run lies in one
   /// slice (slice_local_runs).
   WsKernelFn ws_kernel = nullptr;
@@ -764,8 +764,9 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
         const WsKernelFn ws = grouped ? ws_kernel_for<true>(plan.m_blocks, plan.tile)
                                       : ws_kernel_for<false>(plan.m_blocks, plan.tile);
         const int ws_smem = ws_smem_bytes(plan.tile, plan.m_blocks, grouped);
+        const int ws_block = ws_threads(plan.tile, plan.m_blocks);
         int ws_fit = 0;
-        if (const Status st = cache.ctas_per_sm(dev, ws, ws_smem, ws_fit, kernel::kWsThreads);
+        if (const Status st = cache.ctas_per_sm(dev, ws, ws_smem, ws_fit, ws_block);
             st != Status::kSuccess) {
           return st;
         }
@@ -779,7 +780,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
             const int push_smem =
                 ws_smem + ws_push_receive_max_bytes(plan.tile, plan.m_blocks);
             if (const Status st =
-                    cache.ctas_per_sm(dev, push, push_smem, push_fit, kernel::kWsThreads);
+                    cache.ctas_per_sm(dev, push, push_smem, push_fit, ws_block);
                 st != Status::kSuccess) {
               return st;
             }
@@ -887,7 +888,7 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
     }
     const WsLaunch ws_run = ws_launch(plan);
     const LaunchConfig launch(plan.part.grid, plan.part.split, plan.pdl, ws_run.smem, stream,
-                              kernel::kWsThreads);
+                              ws_threads(plan.tile, plan.m_blocks));
     if (const cudaError_t err = cudaLaunchKernelEx(&launch.config, ws_run.kernel, ws);
         err != cudaSuccess) {
       (void)cudaGetLastError();

@@ -1,16 +1,17 @@
 // Warp-specialized variant of the warpgroup kernel's tiles (256, 128, 64 and 32 rows;
-// bench/NOTES.md, changes 20-24). Three warpgroups: in warpgroup 0 one thread fills the stages
-// with tensor copies (the TMA: the A tile, the B tile and the scale row, whose bytes complete on
-// a `full` mbarrier per stage); warpgroups 1 and 2 only dequantize and issue wgmmas, and release
-// a stage on its `empty` mbarrier once their wgmmas of it are done. No CTA barrier in the main
-// loop, and the copies run up to kDepth tiles ahead. A CTA's run is a whole slice, a run of
-// whole slices (in hybrid runs followed by its rank's share of a split slice), its rank's
-// share in a cluster split, or a striped run of segments (one per slice it touches) reduced
-// through the workspace; the copy thread starts a segment's copies only after the previous
-// segment's epilogue has read the reduction tile, which reuses the pipeline's memory. Two
-// epilogues let the copies start at once: a whole slice writes C through an fp16 output tile
-// of its own, after the pipeline (change 37), and a striped CTA that does not sum the slice
-// stores its partial from registers.
+// bench/NOTES.md, changes 20-24 and 60). Three or five warpgroups: in warpgroup 0 one thread
+// fills the stages with tensor copies (the TMA: the A tile, the B tile and the scale row, whose
+// bytes complete on a `full` mbarrier per stage); the computing warpgroups (two of half the
+// columns each, or four of one 64-column strip: ws_compute_warpgroups) only dequantize and
+// issue wgmmas, and release a stage on its `empty` mbarrier once their wgmmas of it are done.
+// No CTA barrier in the main loop, and the copies run up to kDepth tiles ahead. A CTA's run is
+// a whole slice, a run of whole slices (in hybrid runs followed by its rank's share of a split
+// slice), its rank's share in a cluster split, or a striped run of segments (one per slice it
+// touches) reduced through the workspace; the copy thread starts a segment's copies only after
+// the previous segment's epilogue has read the reduction tile, which reuses the pipeline's
+// memory. Two epilogues let the copies start at once: a whole slice writes C through an fp16
+// output tile of its own, after the pipeline (change 37), and a striped CTA that does not sum
+// the slice stores its partial from registers.
 #pragma once
 
 #include <cuda.h>  // CUtensorMap
@@ -24,14 +25,21 @@
 
 namespace marlin::kernel {
 
-/// Threads per CTA of gemm_kernel_ws: a copy warpgroup and two computing warpgroups.
-inline constexpr int kWsThreads = 384;
-/// Registers per thread of the copy warpgroup and of the computing warpgroups after setmaxnreg
-/// (40 * 128 + 232 * 256 = 64,512, the 168 per thread that __launch_bounds__(384, 1) gives).
-/// ptxas allocates the computing region within the raised count: the 128- and 256-row tiles'
-/// use registers up to R229 without spills (cuobjdump, session 16).
-inline constexpr int kWsCopyRegs = 40;
-inline constexpr int kWsComputeRegs = 232;
+/// Registers per thread of gemm_kernel_ws's copy warpgroup after setmaxnreg, in a CTA of
+/// `threads` threads (ws_threads): 40, or 24 where four computing warpgroups need the rest.
+constexpr int ws_copy_regs(int threads) { return threads > 384 ? 24 : 40; }
+/// Registers per thread of gemm_kernel_ws's computing warpgroups after setmaxnreg, in a CTA of
+/// `threads` threads: __launch_bounds__(threads, 1) gives each thread the registers of one SM
+/// shared out (a multiple of 8), and the copy warpgroup's surplus goes to the computing
+/// threads: 232 of 2 warpgroups (40 * 128 + 232 * 256 = 64,512, the 168 per thread of 384
+/// threads; the 128- and 256-row tiles use registers up to R229 without spills, cuobjdump,
+/// session 16), 112 of 4 (24 * 128 + 112 * 512 = 60,416 of the 96 per thread of 640).
+constexpr int ws_compute_regs(int threads) {
+  const int launched = 65536 / threads / 8 * 8;
+  return (launched * threads - ws_copy_regs(threads) * 128) / (threads - 128) / 8 * 8;
+}
+static_assert(ws_compute_regs(384) == 232 && ws_compute_regs(640) == 112,
+              "the register counts that the comment above names");
 
 /// Shared address of the kSmemAlign-aligned pipeline in the dynamic shared memory `smem_raw`
 /// (where gemm_kernel_ws's `smem` points).
@@ -52,18 +60,30 @@ struct WsParams {
   CUtensorMap tensor_s;  ///< unused (zero) with per-channel scales
 };
 
-/// Sizes of the push variant's tile from tile_config.hpp's host functions, evaluated here so
-/// that the kernel can use them: its accumulator vectors per computing thread and the bytes of
-/// its output tile (where the receive region starts).
-template <int kMBlocks, int kNBlocks>
-struct WsPushSizes {
+/// Geometry of gemm_kernel_ws's tile of 16 kMBlocks rows and 16 kNBlocks columns: the
+/// warpgroup kernel's, with its computing warpgroups (ws_compute_warpgroups) and the sizes of
+/// tile_config.hpp's host functions, evaluated here so that the kernel can use them.
+template <int kMBlocks, int kNBlocks, bool kGrouped>
+struct WsGeometry : Geometry<kMBlocks, kNBlocks, kWgmmaTileK / 16, kGrouped, true> {
   static constexpr TileConfig kTile{kNBlocks, kWgmmaTileK / 16};
+  static constexpr int kThreads = ws_threads(kTile, kMBlocks);
+  static constexpr int kComputeWgs = ws_compute_warpgroups(kTile, kMBlocks);
+  static constexpr int kComputeThreads = 128 * kComputeWgs;
+  static constexpr int kCopyRegs = ws_copy_regs(kThreads);
+  static constexpr int kComputeRegs = ws_compute_regs(kThreads);
+  // 64-column strips per computing warpgroup (hides Geometry's, which counts two warpgroups;
+  // detail_kernel's accumulator functions read it).
+  static constexpr int kWgStrips = kNBlocks / 4 / kComputeWgs;
+  static_assert(kWgStrips >= 1 && kComputeWgs * kWgStrips * 64 == 16 * kNBlocks,
+                "the computing warpgroups cover the tile's strips");
+  // The push variant's accumulator vectors per computing thread, and the bytes of the output
+  // tile (where its receive region starts).
   static constexpr int kAccVectors = ws_accumulator_vectors(kTile, kMBlocks);
   static constexpr int kOutBytes = ws_out_bytes(kTile, kMBlocks);
 };
 
 /// The warpgroup kernel's tile of 16 kMBlocks rows and 16 kNBlocks columns (256 x 128,
-/// 128 x 128 or 256, 64 x 256 or 32 x 256), warp-specialized. Launch with kWsThreads threads,
+/// 128 x 128 or 256, 64 x 256 or 32 x 256), warp-specialized. Launch with ws_threads threads,
 /// ws_smem_bytes of shared memory (gemm_kernel's for that tile plus the fp16 output tile) and
 /// any partition (in clusters of part.split CTAs where it splits; with the plan's workspace
 /// where striped runs share slices). kPush: the variant for cluster splits of 3 or more where
@@ -72,15 +92,15 @@ struct WsPushSizes {
 /// shared memory more for its receive region; a kernel of its own, so that the other plans'
 /// code stays as it is.
 template <int kMBlocks, int kNBlocks, bool kGrouped, bool kPush = false>
-__global__ void __launch_bounds__(kWsThreads, 1)
+__global__ void __launch_bounds__(WsGeometry<kMBlocks, kNBlocks, kGrouped>::kThreads, 1)
     gemm_kernel_ws(const __grid_constant__ WsParams ws) {
 #if defined(MARLIN_SM90A_ENABLED)
   const Params& params = ws.params;
-  using G = Geometry<kMBlocks, kNBlocks, kWgmmaTileK / 16, kGrouped, true>;
+  using G = WsGeometry<kMBlocks, kNBlocks, kGrouped>;
   constexpr int kDepth = G::kDepth;
   constexpr int kStrips = G::kWgStrips;  // 64-column strips per computing warpgroup
   constexpr int kCopyThreads = 128;
-  constexpr int kComputeThreads = kWsThreads - kCopyThreads;
+  constexpr int kComputeThreads = G::kComputeThreads;
   // Bytes that complete one stage: the A tile (rows past M included: zeros), B, the scale row.
   constexpr uint32_t kStageBytes =
       16 * (G::kAStage + G::kBStage + (kGrouped ? G::kSStage : 0));
@@ -96,7 +116,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   static_assert(kAccVecs % kWideChunk == 0 && kWideChunk % kChunk == 0, "whole chunks");
   extern __shared__ int4 smem_raw[];
   __shared__ uint64_t full_bar[kDepth];   // the stage's copies have landed (bytes)
-  __shared__ uint64_t empty_bar[kDepth];  // the stage's wgmmas are done (256 arrivals)
+  __shared__ uint64_t empty_bar[kDepth];  // the stage's wgmmas are done (kComputeThreads)
   __shared__ uint64_t red_done_bar;       // a segment's epilogue has read the reduction tile
   __shared__ int is_last_arrival;         // striped runs: this CTA sums the slice
   // kPush: the other ranks' vectors have landed (their bytes; one phase per call).
@@ -118,7 +138,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
 
   const int tid = static_cast<int>(threadIdx.x);
   // The role, read from lane 0 so that ptxas sees it warp-uniform.
-  const int role = __shfl_sync(0xffffffffu, tid / 128, 0);  // 0 copies, 1 and 2 compute
+  const int role = __shfl_sync(0xffffffffu, tid / 128, 0);  // 0 copies, 1.. compute
   const detail::Partition& part = params.part;
   const int cta = static_cast<int>(blockIdx.x);
   int run_begin = 0, run_end = 0, tail_begin = 0, tail_end = 0;
@@ -158,7 +178,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
   // phases across segments, tracked per stage in a bit mask (bit s: the parity to wait for
   // next on stage s).
   if (role == 0) {
-    ptx::setmaxnreg_dec<kWsCopyRegs>();
+    ptx::setmaxnreg_dec<G::kCopyRegs>();
     if (tid == 0) {
       uint32_t empty_parity = (1u << kDepth) - 1;  // a fresh barrier passes a wait on parity 1
       int segment = 0;
@@ -177,7 +197,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
           for (int s = 0; s < kDepth; ++s) {
             const int u = u0 + s;
             if (u < n_k) {
-              // The stage's previous tile must be released by both computing warpgroups.
+              // The stage's previous tile must be released by every computing warpgroup.
               ptx::mbarrier_wait_parity(&empty_bar[s], (empty_parity >> s) & 1);
               empty_parity ^= 1u << s;
               ptx::mbarrier_arrive_expect_tx(&full_bar[s], kStageBytes);
@@ -198,7 +218,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     return;
   }
 
-  ptx::setmaxnreg_inc<kWsComputeRegs>();
+  ptx::setmaxnreg_inc<G::kComputeRegs>();
   const int cwg = role - 1;  // computing warpgroup: 64-column strips kStrips cwg + s
   const int warp = tid / 32;
   const int wq = warp % 4;
@@ -283,7 +303,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
     // The segment's last tile is done too: release its stage (the copy thread refills it only
     // after this segment's epilogue, red_done_bar).
     ptx::mbarrier_arrive(&empty_bar[(n_k - 1) % kDepth]);
-    // Both computing warpgroups are done with the pipeline's memory (every copy landed before
+    // The computing warpgroups are done with the pipeline's memory (every copy landed before
     // its `full` wait), so it becomes the reduction tile of cluster splits of 3 or more (and of
     // the striped CTA that sums the slice, and of a split of 2, below).
     ptx::named_barrier_sync(1, kComputeThreads);
@@ -358,9 +378,8 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       // (registers) it was ~2200 instructions in the 128 x 128 grouped kernel (bench/NOTES.md
       // change 52).
       constexpr int kRowVecs = G::kTileM / 8;  // accumulator vectors per strip (8 rows each)
-      using Sizes = WsPushSizes<kMBlocks, kNBlocks>;
-      static_assert(kAccVecs == kStrips * kRowVecs && kAccVecs == Sizes::kAccVectors &&
-                        kAccVecs <= 16 && kComputeThreads == 256,
+      static_assert(kAccVecs == kStrips * kRowVecs && kAccVecs == G::kAccVectors &&
+                        kAccVecs <= 16 && kComputeThreads == G::kThreads - kCopyThreads,
                     "ws_push_receive_bytes counts this tile's vectors and threads");
       const int ranks = part.split;
       const int rank = cta % ranks;  // part.whole (and the grid of hybrid runs): multiples
@@ -371,7 +390,7 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       // Slot of rank p's vectors in rank o's receive region: [slot][vector - o * per][thread].
       auto slot = [](int p, int o) { return p < o ? p : p - 1; };
       const float4* const received = reinterpret_cast<const float4*>(
-          reinterpret_cast<const char*>(sh_out) + Sizes::kOutBytes);
+          reinterpret_cast<const char*>(sh_out) + G::kOutBytes);
       float4* const own = reinterpret_cast<float4*>(smem);  // [vector - v_begin][thread]
       static_assert(kAccVecs * kComputeThreads * 16 <= G::kPipelineBytes,
                     "the owned vectors fit the pipeline's memory");
@@ -452,9 +471,10 @@ __global__ void __launch_bounds__(kWsThreads, 1)
       ptx::named_barrier_sync(1, kComputeThreads);
       // This rank's rows of C: per owned vector, 8 rows x 8 output vectors of its strip in
       // each warpgroup (64 output vectors per warpgroup and vector).
-      for (int t = ctid; t < (v_end - v_begin) * 128; t += kComputeThreads) {
-        const int v = v_begin + t / 128;
-        const int w = (t % 128) / 64;  // the warpgroup whose strip it is
+      constexpr int kVecOuts = 64 * G::kComputeWgs;  // output vectors per owned vector
+      for (int t = ctid; t < (v_end - v_begin) * kVecOuts; t += kComputeThreads) {
+        const int v = v_begin + t / kVecOuts;
+        const int w = (t % kVecOuts) / 64;  // the warpgroup whose strip it is
         const int r = 8 * (v % live) + (t % 64) / 8;
         const int out = (kStrips * w + v / live) * 8 + t % 8;
         if (r < rows) {

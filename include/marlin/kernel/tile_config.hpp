@@ -210,11 +210,35 @@ constexpr int exchange_bytes(TileConfig c, int m_blocks) {
   return (16 * m_blocks * c.tile_n() / 8 + kMaxClusterSplit) * 32;
 }
 
+/// Whether the warp-specialized 32-row tile (256 wide) computes with four warpgroups of one
+/// 64-column strip each instead of two of two strips (kernel::gemm_kernel_ws; bench/NOTES.md
+/// change 60): its two computing warpgroups bound its loop (session 27). (The 64-row tile's
+/// loop spilled with four: 104-112 registers per computing thread.) Build with
+/// -DMARLIN_WS_WIDE_COMPUTE=0 only to measure the alternative.
+#ifndef MARLIN_WS_WIDE_COMPUTE
+#define MARLIN_WS_WIDE_COMPUTE 1
+#endif
+inline constexpr bool kWsWideCompute = MARLIN_WS_WIDE_COMPUTE != 0;
+
+/// Computing warpgroups of the warp-specialized warpgroup tile of `m_blocks` x configuration
+/// `c`: 4 for the 32-row tile 256 wide (kWsWideCompute), each of one 64-column strip; 2
+/// otherwise, each of half the columns.
+constexpr int ws_compute_warpgroups(TileConfig c, int m_blocks) {
+  return kWsWideCompute && c.tile_n() == 4 * 64 && m_blocks == kWgmmaMBlocksTiny ? 4 : 2;
+}
+
+/// Threads per CTA of the warp-specialized warpgroup tile of `m_blocks` x configuration `c`:
+/// a copy warpgroup and ws_compute_warpgroups computing warpgroups of 128 threads.
+constexpr int ws_threads(TileConfig c, int m_blocks) {
+  return 128 * (1 + ws_compute_warpgroups(c, m_blocks));
+}
+
 /// Accumulator vectors (4 floats each) per computing thread of the warp-specialized warpgroup
-/// tile of `m_blocks` x configuration `c`: each of its 256 computing threads holds 8 rows of
-/// 8 columns (two vectors) per 16 rows of every 128 columns.
+/// tile of `m_blocks` x configuration `c`: each computing thread holds 8 rows of 8 columns
+/// (two vectors) per 16 rows of each 64-column strip of its warpgroup, whose 128 threads
+/// together hold 16 rows of the strip per two vectors.
 constexpr int ws_accumulator_vectors(TileConfig c, int m_blocks) {
-  return (c.tile_n() / 128) * (16 * m_blocks / 8);
+  return (c.tile_n() / 64 / ws_compute_warpgroups(c, m_blocks)) * (16 * m_blocks / 8);
 }
 
 /// Whether a cluster split of `split` CTAs of the warp-specialized warpgroup tile of
@@ -232,8 +256,8 @@ constexpr bool ws_split_pushes(TileConfig c, int m_blocks, int split) {
 /// other rank.
 constexpr int ws_push_receive_bytes(TileConfig c, int m_blocks, int split) {
   const int vectors = ws_accumulator_vectors(c, m_blocks);
-  constexpr int kComputingThreads = 256;  // two warpgroups
-  return (split - 1) * ((vectors + split - 1) / split) * kComputingThreads * 16;
+  const int computing_threads = ws_threads(c, m_blocks) - 128;
+  return (split - 1) * ((vectors + split - 1) / split) * computing_threads * 16;
 }
 
 /// The largest ws_push_receive_bytes over the splits of 3 .. kMaxClusterSplit: with
