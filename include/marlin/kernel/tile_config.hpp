@@ -212,9 +212,10 @@ constexpr int exchange_bytes(TileConfig c, int m_blocks) {
 
 /// Whether the warp-specialized 32-row tile (256 wide) computes with four warpgroups of one
 /// 64-column strip each instead of two of two strips (kernel::gemm_kernel_ws; bench/NOTES.md
-/// change 60): its two computing warpgroups bound its loop (session 27). (The 64-row tile's
-/// loop spilled with four: 104-112 registers per computing thread.) Build with
-/// -DMARLIN_WS_WIDE_COMPUTE=0 only to measure the alternative.
+/// changes 60-61: with the wgmma descriptors built once, x0.93-0.97 at M = 17-32; alone, the
+/// warps' per-stage overhead outweighed them). The 64-row tile spilled 148-152 bytes with four
+/// (112 registers per computing thread). Build with -DMARLIN_WS_WIDE_COMPUTE=0 only to measure
+/// the alternative.
 #ifndef MARLIN_WS_WIDE_COMPUTE
 #define MARLIN_WS_WIDE_COMPUTE 1
 #endif
