@@ -11,8 +11,14 @@ mean something.
            of the computing warps alone.
   check    both edits in memory, nothing written: whether the kernel still has their anchors
            (a CTest runs it, so that a kernel edit that moves them is noticed).
+  compile  both edits on copies of the headers under <work-dir>, each compiled for sm_90a
+           with <nvcc> on a few of the kernel's instances (a CTest runs it where the build
+           targets sm_90a: an edit that still finds its anchors may no longer compile).
     ws_roles.py {feed|compute|check} <include-dir>    (feed, compute: edits it in place)
-Fails, naming the anchor, when the kernel source no longer has a line it edits."""
+    ws_roles.py compile <include-dir> <nvcc> <work-dir>
+Fails, naming the anchor or showing the compiler's errors, when an edit no longer applies."""
+import shutil
+import subprocess
 import sys
 
 
@@ -28,7 +34,7 @@ def edit(mode, text):
         release = ("          if (u > 0) "
                    "ptx::mbarrier_arrive(&empty_bar[(s + kDepth - 1) % kDepth]);\n")
         text = insert(text, "#pragma unroll\n          for (int half = 0; half < 2; ++half) {\n",
-                      before="          (void)b_tile;\n          (void)a_tile;\n" + release +
+                      before="          (void)b_tile;\n          (void)a_desc;\n" + release +
                              "          if constexpr (false)\n")
         return insert(text, "  uint32_t frags[2][2][kStrips][4];",
                       before="  detail_kernel::zero(acc);\n")
@@ -40,6 +46,39 @@ def edit(mode, text):
     last_copy = " " * 36 + "kt * G::kTileK / kGroupSize, &full_bar[s]);\n" + indent + "}\n"
     return insert(text, last_copy, after=indent + "}\n")
 
+
+# Instances for `compile`: the 32-row tile (four computing warpgroups) plain and pushing, the
+# 64-row and the 256-row tiles (two), both scale modes.
+INSTANCES = ((2, 16, "true", "false"), (2, 16, "false", "true"), (4, 16, "false", "false"),
+             (16, 8, "true", "false"))
+
+
+def compile_edits(include, nvcc, work):
+    unit = f"{work}/ws_instances.cu"
+    shutil.rmtree(work, ignore_errors=True)
+    for m in ("feed", "compute"):
+        shutil.copytree(include, f"{work}/{m}/include")
+        path = f"{work}/{m}/include/marlin/kernel/gemm_kernel_ws.cuh"
+        text = open(path, encoding="utf-8").read()
+        open(path, "w", encoding="utf-8").write(edit(m, text))
+    with open(unit, "w", encoding="utf-8") as f:
+        f.write('#include "marlin/marlin.cuh"\n')
+        for mb, nb, grouped, push in INSTANCES:
+            f.write(f"template __global__ void marlin::kernel::gemm_kernel_ws<{mb}, {nb}, "
+                    f"{grouped}, {push}>(const __grid_constant__ marlin::kernel::WsParams);\n")
+    for m in ("feed", "compute"):
+        run = subprocess.run([nvcc, "-std=c++17", "-O3", "-DNDEBUG",
+                              "--generate-code=arch=compute_90a,code=[sm_90a]", "-cubin",
+                              "-I", f"{work}/{m}/include", "-o", f"{work}/{m}.cubin", unit],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            sys.exit(f"ws_roles.py: the {m} build does not compile:\n{run.stdout}{run.stderr}")
+    print(f"ws_roles.py: the feed and compute builds compile ({len(INSTANCES)} instances each)")
+
+
+if len(sys.argv) == 5 and sys.argv[1] == "compile":
+    compile_edits(sys.argv[2], sys.argv[3], sys.argv[4])
+    sys.exit(0)
 if len(sys.argv) != 3 or sys.argv[1] not in ("feed", "compute", "check"):
     sys.exit(__doc__)
 mode, include = sys.argv[1], sys.argv[2]
