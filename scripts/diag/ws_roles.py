@@ -31,11 +31,15 @@ def insert(text, anchor, before="", after=""):
 def edit(mode, text):
     if mode == "feed":
         # Skip each stage's dequantization and wgmmas; release the previous stage as they would.
-        release = ("          if (u > 0) "
+        release = ("      if (u > 0) "
                    "ptx::mbarrier_arrive(&empty_bar[(s + kDepth - 1) % kDepth]);\n")
-        text = insert(text, "#pragma unroll\n          for (int half = 0; half < 2; ++half) {\n",
-                      before="          (void)b_tile;\n          (void)a_desc;\n" + release +
-                             "          if constexpr (false)\n")
+        text = insert(text, "#pragma unroll\n      for (int half = 0; half < 2; ++half) {\n",
+                      before="      (void)b_tile;\n      (void)a_desc;\n" + release +
+                             "      if constexpr (false) {\n")
+        text = insert(text, "        if (half == 0 && u > 0) "
+                            "ptx::mbarrier_arrive(&empty_bar[(s + kDepth - 1) % kDepth]);\n"
+                            "      }\n",
+                      after="      }\n")
         return insert(text, "  uint32_t frags[2][2][kStrips][4];",
                       before="  detail_kernel::zero(acc);\n")
     # compute: a plain arrival completes the stage's phase (the barrier expects one arrival).

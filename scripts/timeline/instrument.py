@@ -82,8 +82,8 @@ insert("  const int tid = static_cast<int>(threadIdx.x);\n  // The role",
              "  // The role")
 insert("  ptx::grid_dependency_wait();  // before A, the scales, the workspace or C are touched\n",
        after="  TLW(1);\n")
-insert("          ptx::mbarrier_wait_parity(&full_bar[s], (full_parity >> s) & 1);\n",
-       after="          if (u == 0) TLW(2);\n")
+insert("      ptx::mbarrier_wait_parity(&full_bar[s], (full_parity >> s) & 1);\n",
+       after="      if (u == 0) TLW(2);\n")
 insert("    ptx::wgmma_wait_group<0>();\n", after="    TLW(3);\n")
 insert("    const int col0 = n_tile * G::kTileN;\n", before="    TLW(4);\n")
 insert("participants;\n      }\n      ptx::named_barrier_sync(1, kComputeThreads);\n",

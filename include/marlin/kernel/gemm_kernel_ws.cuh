@@ -242,59 +242,71 @@ __global__ void __launch_bounds__(WsGeometry<kMBlocks, kNBlocks, kGrouped>::kThr
     const int n_tile = slice / part.m_groups;
     const int row0 = (slice % part.m_groups) * G::kTileM;
     const int rows = min(G::kTileM, params.m - row0);
-    for (int u0 = 0; u0 < n_k; u0 += kDepth) {
+    // One stage: tile u of the segment in stage s (s a constant once the loops below unroll).
+    auto run_stage = [&](const int s, const int u) {
+      // The tensor copies wrote the stage through the async proxy, as wgmma reads it: the
+      // completed phase makes it visible to both wgmma and the loads of B below.
+      ptx::mbarrier_wait_parity(&full_bar[s], (full_parity >> s) & 1);
+      full_parity ^= 1u << s;
+      const int4* const b_tile = sh_b + s * G::kBStage;
+      // The wgmma descriptor of the pipeline's first A tile, from its shared address as
+      // the symbol gives it, so that ptxas builds it in uniform registers (bench/NOTES.md
+      // change 61: built from a generic pointer, each wgmma's descriptor cost ~5
+      // instructions; one held across the loop made two tiles spill).
+      const uint64_t a_desc = ptx::sw128_k_major_desc(aligned_smem_address(smem_raw));
+      [[maybe_unused]] __half2 scale[kStrips];
+      if constexpr (kGrouped) {
 #pragma unroll
-      for (int s = 0; s < kDepth; ++s) {
-        const int u = u0 + s;
-        if (u < n_k) {
-          // The tensor copies wrote the stage through the async proxy, as wgmma reads it: the
-          // completed phase makes it visible to both wgmma and the loads of B below.
-          ptx::mbarrier_wait_parity(&full_bar[s], (full_parity >> s) & 1);
-          full_parity ^= 1u << s;
-          const int4* const b_tile = sh_b + s * G::kBStage;
-          // The wgmma descriptor of the pipeline's first A tile, from its shared address as
-          // the symbol gives it, so that ptxas builds it in uniform registers (bench/NOTES.md
-          // change 61: built from a generic pointer, each wgmma's descriptor cost ~5
-          // instructions; one held across the loop made two tiles spill).
-          const uint64_t a_desc = ptx::sw128_k_major_desc(aligned_smem_address(smem_raw));
-          [[maybe_unused]] __half2 scale[kStrips];
-          if constexpr (kGrouped) {
+        for (int j = 0; j < kStrips; ++j) {
+          scale[j] = reinterpret_cast<const __half2*>(sh_s + s * G::kSStage +
+                                                      (kStrips * cwg + j) * 8 + lane / 4)[wq];
+        }
+      }
 #pragma unroll
-            for (int j = 0; j < kStrips; ++j) {
-              scale[j] = reinterpret_cast<const __half2*>(sh_s + s * G::kSStage +
-                                                          (kStrips * cwg + j) * 8 + lane / 4)[wq];
-            }
-          }
+      for (int half = 0; half < 2; ++half) {
 #pragma unroll
-          for (int half = 0; half < 2; ++half) {
+        for (int i = 0; i < 2; ++i) {
+          const int kr = 2 * half + i;
 #pragma unroll
-            for (int i = 0; i < 2; ++i) {
-              const int kr = 2 * half + i;
-#pragma unroll
-              for (int j = 0; j < kStrips; ++j) {
-                detail_kernel::wgmma_b_frag<kGrouped>(
-                    b_tile + kr * G::kBVecsPerRow + (kStrips * cwg + j) * 32 + lane, wq, scale[j],
-                    frags[half][i][j]);
-              }
-            }
-            ptx::wgmma_fence();
-#pragma unroll
-            for (int i = 0; i < 2; ++i) {
-              // Stage s's k16 row kr starts 16 kAStage s + 32 kr bytes later (16-byte units).
-              const uint64_t desc = a_desc + (16 * s * G::kAStage + 32 * (2 * half + i)) / 16;
-#pragma unroll
-              for (int j = 0; j < kStrips; ++j) {
-                ptx::wgmma_m64k16_f32_f16_rs<G::kTileM>(acc[j], frags[half][i][j], desc,
-                                                        u > 0 || half > 0 || i > 0);
-              }
-            }
-            ptx::wgmma_commit_group();
-            ptx::wgmma_wait_group<1>();  // every group but this half's is done
-            detail_kernel::keep_live_all(frags[1 - half]);
-            // After the first half of tile u, tile u - 1's wgmmas are done: release its stage.
-            if (half == 0 && u > 0) ptx::mbarrier_arrive(&empty_bar[(s + kDepth - 1) % kDepth]);
+          for (int j = 0; j < kStrips; ++j) {
+            detail_kernel::wgmma_b_frag<kGrouped>(
+                b_tile + kr * G::kBVecsPerRow + (kStrips * cwg + j) * 32 + lane, wq, scale[j],
+                frags[half][i][j]);
           }
         }
+        ptx::wgmma_fence();
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          // Stage s's k16 row kr starts 16 kAStage s + 32 kr bytes later (16-byte units).
+          const uint64_t desc = a_desc + (16 * s * G::kAStage + 32 * (2 * half + i)) / 16;
+#pragma unroll
+          for (int j = 0; j < kStrips; ++j) {
+            ptx::wgmma_m64k16_f32_f16_rs<G::kTileM>(acc[j], frags[half][i][j], desc,
+                                                    u > 0 || half > 0 || i > 0);
+          }
+        }
+        ptx::wgmma_commit_group();
+        ptx::wgmma_wait_group<1>();  // every group but this half's is done
+        detail_kernel::keep_live_all(frags[1 - half]);
+        // After the first half of tile u, tile u - 1's wgmmas are done: release its stage.
+        if (half == 0 && u > 0) ptx::mbarrier_arrive(&empty_bar[(s + kDepth - 1) % kDepth]);
+      }
+    };
+    int u0 = 0;
+    if constexpr (G::kComputeWgs == 4 && !kPush) {
+      // Whole trips of kDepth tiles test no bound per stage; the last trip's tiles do. The
+      // 32-row tile's stage takes 75 instructions per warp so instead of 93 (bench/NOTES.md
+      // change 62). Not elsewhere: in the other tiles the same loop spilled and their plans
+      // ran slower (run 160), and in the 32-row push kernels ptxas serialized the wgmmas.
+      for (; u0 + kDepth <= n_k; u0 += kDepth) {
+#pragma unroll
+        for (int s = 0; s < kDepth; ++s) run_stage(s, u0 + s);
+      }
+    }
+    for (; u0 < n_k; u0 += kDepth) {
+#pragma unroll
+      for (int s = 0; s < kDepth; ++s) {
+        if (u0 + s < n_k) run_stage(s, u0 + s);
       }
     }
     ptx::wgmma_wait_group<0>();
@@ -316,11 +328,16 @@ __global__ void __launch_bounds__(WsGeometry<kMBlocks, kNBlocks, kGrouped>::kThr
       // 8 i + 2 (lane % 4) (+ 1) of columns 16 wq + lane / 4 (+ 8) of each 64-column strip
       // (store_wgmma_acc's layout); the conversion is to_half8's, so C is the same bits.
       if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);
+      // The 32-row tile reads its lane and warp again here: derived before its loop of whole
+      // trips, the output tile's offsets were held across it and one spilled. (The other tiles
+      // keep theirs: a fresh read moved their SASS, for nothing.)
+      const int e_tid = G::kComputeWgs == 4 && !kPush ? ptx::thread_index_reread() : tid;
+      const int e_lane = e_tid % 32, e_wq = (e_tid / 32) % 4;
 #pragma unroll
       for (int strip = 0; strip < kStrips; ++strip) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int col = (kStrips * cwg + strip) * 64 + wq * 16 + lane / 4 + 8 * h;
+          const int col = (kStrips * cwg + strip) * 64 + e_wq * 16 + e_lane / 4 + 8 * h;
           [[maybe_unused]] float scale = 1.0f;
           if constexpr (!kGrouped) scale = detail_kernel::channel_scale(channel_scales, col0 + col);
 #pragma unroll
@@ -329,7 +346,7 @@ __global__ void __launch_bounds__(WsGeometry<kMBlocks, kNBlocks, kGrouped>::kThr
             for (int e = 0; e < 2; ++e) {
               float v = acc[strip][4 * i + 2 * h + e];
               if constexpr (!kGrouped) v *= scale;
-              sh_out[(8 * i + 2 * (lane % 4) + e) * kOutStride + col] = __float2half_rn(v);
+              sh_out[(8 * i + 2 * (e_lane % 4) + e) * kOutStride + col] = __float2half_rn(v);
             }
           }
         }

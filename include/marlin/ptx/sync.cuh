@@ -200,4 +200,13 @@ __device__ __forceinline__ void setmaxnreg_dec() {
 #endif
 }
 
+/// threadIdx.x, read again where it is called: values that code after a long loop derives
+/// from it are then computed there, rather than computed before the loop and held (or
+/// spilled) across it. Every target.
+__device__ __forceinline__ int thread_index_reread() {
+  int tid;
+  asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(tid));
+  return tid;
+}
+
 }  // namespace marlin::ptx
