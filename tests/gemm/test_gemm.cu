@@ -324,11 +324,12 @@ TEST(GemmWarpgroup, HybridPartitionMatchesReference) {
 }
 
 // The warpgroup tiles beside the mma.sync kernel's split of 2 (heuristics.hpp
-// wgmma_m_blocks_beside_split): 17-48 rows on layers larger than 4096 x 4096 whose mma.sync
+// wgmma_m_blocks_beside_split): 17-48 rows on layers of at least 4096 x 4096 whose mma.sync
 // plan would be a split of 3 or more (14336 x 4096) or striped runs (8192 x 10240) take the
-// 32- or 64-row warpgroup tile; where it would be a split of 2 (8192 x 8192), the mma.sync
-// kernel stays, except on layers of at least kWgmmaTinyBesideSplit2Layer weights at 17-32 rows
-// (16384 x 8192: the 32-row tile, change 40).
+// 32- or 64-row warpgroup tile (4096 x 4096 too since change 64, at 24 and 40 rows here);
+// where it would be a split of 2, the 32-row tile at 17-32 rows on layers of at least
+// kWgmmaTinyBesideSplit2Layer weights (the default: every layer, change 63; 16384 x 8192,
+// 8192 x 8192, 4096 x 6144 here), and the mma.sync kernel otherwise.
 TEST(GemmWarpgroup, TilesBesideTheMmaSyncSplitOfTwoMatchReference) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
@@ -337,7 +338,10 @@ TEST(GemmWarpgroup, TilesBesideTheMmaSyncSplitOfTwoMatchReference) {
                                            {40, 10240, 8192, -1},
                                            {20, 10240, 8192, 128},
                                            {24, 8192, 8192, 128},
-                                           {24, 8192, 16384, -1}}) {
+                                           {24, 8192, 16384, -1},
+                                           {20, 6144, 4096, -1},
+                                           {24, 4096, 4096, 128},
+                                           {40, 4096, 4096, -1}}) {
     marlin::detail::Plan plan;
     ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
     if (dev.wgmma && dev.sm_count == 132 && marlin::detail::kWgmmaBesideSplit) {

@@ -414,23 +414,28 @@ TEST(Heuristics, WarpgroupTilesBesideTheMmaSyncSplitOfTwo) {
   using marlin::detail::wgmma_m_blocks_beside_split;
   // Not a split of 2 (none: striped runs; 3 or more): the warpgroup tile runs. Beside a split
   // of 2, only the 32-row tile, and only on layers of at least kWgmmaTinyBesideSplit2Layer
-  // weights (the build's default: 2^27, so 28672 x 8192 but not 8192 x 8192).
+  // weights (the build's default: 0, every layer; change 63).
   constexpr long long k8192sq = 8192LL * 8192;
   constexpr int tiny = marlin::kWgmmaMBlocksTiny, small = marlin::kWgmmaMBlocksSmall;
   static_assert(wgmma_beats_mma_split(0, tiny, k8192sq) && wgmma_beats_mma_split(3, small, k8192sq));
   static_assert(!wgmma_beats_mma_split(2, small, 4 * k8192sq));
-  if (marlin::detail::kWgmmaTinyBesideSplit2Layer == (1LL << 27)) {  // A/B builds change it
+  if (marlin::detail::kWgmmaTinyBesideSplit2Layer == 0) {  // A/B builds change it
+    EXPECT_TRUE(wgmma_beats_mma_split(2, tiny, 28672LL * 8192));
+    EXPECT_TRUE(wgmma_beats_mma_split(2, tiny, k8192sq));
+    EXPECT_TRUE(wgmma_beats_mma_split(2, tiny, 4096LL * 6144));
+  }
+  if (marlin::detail::kWgmmaTinyBesideSplit2Layer == (1LL << 27)) {  // the rule before change 63
     EXPECT_TRUE(wgmma_beats_mma_split(2, tiny, 28672LL * 8192));
     EXPECT_FALSE(wgmma_beats_mma_split(2, tiny, k8192sq));
-    EXPECT_FALSE(wgmma_beats_mma_split(2, tiny, 4096LL * 6144));
   }
   if (!kWgmmaBesideSplit) {  // not static: A/B builds turn it off
     EXPECT_EQ(wgmma_m_blocks_beside_split(24, 4096, 14336), 0);
     return;
   }
   // 14336 x 4096 and 8192 x 10240 (bench layers, N < 16384): 17-32 rows the 32-row tile,
-  // 33-48 the 64-row tile; where wgmma_m_blocks already gives a tile, or below 17 rows,
-  // above 48, on layers of at most 4096 x 4096 or N not a multiple of 256: none.
+  // 33-48 the 64-row tile, and so on 4096 x 4096 (change 64); where wgmma_m_blocks already
+  // gives a tile, or below 17 rows, above 48, on layers smaller than 4096 x 4096 or N not a
+  // multiple of 256: none.
   EXPECT_EQ(wgmma_m_blocks_beside_split(17, 4096, 14336), marlin::kWgmmaMBlocksTiny);
   EXPECT_EQ(wgmma_m_blocks_beside_split(32, 10240, 8192), marlin::kWgmmaMBlocksTiny);
   EXPECT_EQ(wgmma_m_blocks_beside_split(33, 10240, 8192), marlin::kWgmmaMBlocksSmall);
@@ -438,7 +443,10 @@ TEST(Heuristics, WarpgroupTilesBesideTheMmaSyncSplitOfTwo) {
   EXPECT_EQ(wgmma_m_blocks_beside_split(16, 4096, 14336), 0);
   EXPECT_EQ(wgmma_m_blocks_beside_split(49, 4096, 14336), 0);  // wgmma_m_blocks: 64-row
   EXPECT_EQ(wgmma_m_blocks_beside_split(24, 16384, 16384), 0);  // wgmma_m_blocks: 32-row
-  EXPECT_EQ(wgmma_m_blocks_beside_split(24, 4096, 4096), 0);
+  EXPECT_EQ(wgmma_m_blocks_beside_split(24, 4096, 4096), marlin::kWgmmaMBlocksTiny);
+  EXPECT_EQ(wgmma_m_blocks_beside_split(40, 4096, 4096), marlin::kWgmmaMBlocksSmall);
+  EXPECT_EQ(wgmma_m_blocks_beside_split(24, 4096, 2048), 0);   // 2048 x 4096
+  EXPECT_EQ(wgmma_m_blocks_beside_split(24, 16384, 1016), 0);  // a row short of 4096 x 4096
   EXPECT_EQ(wgmma_m_blocks_beside_split(24, 6016, 8192), 0);  // 6016 % 256 != 0
   for (int m = 1; m <= 200; ++m) {
     for (auto [n, k] : {std::pair{4096, 14336}, std::pair{10240, 8192}, std::pair{8192, 28672},

@@ -122,28 +122,32 @@ inline constexpr bool kWgmmaBesideSplit = MARLIN_WGMMA_BESIDE_SPLIT != 0;
 
 /// m_blocks of the warpgroup tile that a problem of `m` x `n` x `k` may take where
 /// wgmma_m_blocks gives 0, if wgmma_beats_mma_split prefers it to the mma.sync kernel's plan:
-/// the 32-row tile for 17-32 rows, the 64-row tile for 33-48, on layers larger than
-/// kWgmmaSmallLayer with N a multiple of 256; 0 otherwise. Measured on the H200 (session 16
+/// the 32-row tile for 17-32 rows, the 64-row tile for 33-48, on layers of at least
+/// kWgmmaSmallLayer weights with N a multiple of 256; 0 otherwise. Measured on the H200 (session 16
 /// run 70, bench/NOTES.md change 26): against the mma.sync kernel these tiles took ×0.93-0.975
 /// on 14336 × 4096 (mma.sync: a split of 3) and ×0.91-0.97 on 8192 × 10240 at 40-48 rows
 /// (striped runs), and lost ×1.04-1.11 on 8192², 28672 × 8192 and 4096 × 6144 (splits of 2:
 /// two CTAs per SM, each over half of K); session 21 (run 100, change 40) measured the 32-row
-/// tile faster on 28672 × 8192 (wgmma_beats_mma_split).
+/// tile faster on 28672 × 8192 (wgmma_beats_mma_split). 4096 × 4096 itself (kWgmmaSmallLayer)
+/// was left out until session 29 (run 163, bench/NOTES.md change 64): admitted, it took
+/// ×0.92-0.94 at 17-32 rows and ×0.88-0.89 at 40-48.
 constexpr int wgmma_m_blocks_beside_split(int m, int n, int k) {
   if (!kWgmmaBesideSplit || n % kWgmmaTileN != 0 || m < kWgmmaTinyMinRows) return 0;
-  if (static_cast<long long>(k) * n <= kWgmmaSmallLayer || wgmma_m_blocks(m, n, k) != 0) return 0;
+  if (static_cast<long long>(k) * n < kWgmmaSmallLayer || wgmma_m_blocks(m, n, k) != 0) return 0;
   if (m <= 16 * kWgmmaMBlocksTiny) return kWgmmaMBlocksTiny;
   return m <= 48 ? kWgmmaMBlocksSmall : 0;
 }
 
 /// Weights (K x N) from which the 32-row warpgroup tile runs even where the mma.sync kernel's
-/// plan is a cluster split of 2 (wgmma_beats_mma_split). Measured on the H200 (session 21 run
-/// 100, bench/NOTES.md change 40): on 28672 x 8192 (2^27.8 weights) at M = 24-32 the 32-row
-/// tile's striped runs took x0.88-0.93 against the split of 2; on 8192 x 8192 (2^26) x1.00-1.05
-/// and 4096 x 6144 x1.01-1.02 slower. The threshold sits between. Build with
+/// plan is a cluster split of 2 (wgmma_beats_mma_split); 0, every layer that
+/// wgmma_m_blocks_beside_split admits (at least kWgmmaSmallLayer). Measured on the H200:
+/// session 21 (run 100, bench/NOTES.md change 40) put it at 2^27 (the tile x0.88-0.93 on
+/// 28672 x 8192 at M = 24-32, x1.00-1.05 slower on 8192 x 8192); since the tile's whole trips
+/// (change 62) it took x0.84-0.88 on 4096 x 6144 and x0.90-0.94 on 8192 x 8192 at M = 17-32
+/// (session 29 run 162, change 63), so no layer keeps the split. Build with
 /// -DMARLIN_WGMMA_TINY_BESIDE_SPLIT2_LAYER=n only to measure others.
 #ifndef MARLIN_WGMMA_TINY_BESIDE_SPLIT2_LAYER
-#define MARLIN_WGMMA_TINY_BESIDE_SPLIT2_LAYER (1LL << 27)
+#define MARLIN_WGMMA_TINY_BESIDE_SPLIT2_LAYER 0
 #endif
 inline constexpr long long kWgmmaTinyBesideSplit2Layer = MARLIN_WGMMA_TINY_BESIDE_SPLIT2_LAYER;
 
