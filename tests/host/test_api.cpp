@@ -446,7 +446,7 @@ TEST(Heuristics, WarpgroupTilesBesideTheMmaSyncSplitOfTwo) {
   EXPECT_EQ(wgmma_m_blocks_beside_split(24, 4096, 4096), marlin::kWgmmaMBlocksTiny);
   EXPECT_EQ(wgmma_m_blocks_beside_split(40, 4096, 4096), marlin::kWgmmaMBlocksSmall);
   EXPECT_EQ(wgmma_m_blocks_beside_split(24, 4096, 2048), 0);   // 2048 x 4096
-  EXPECT_EQ(wgmma_m_blocks_beside_split(24, 16384, 1016), 0);  // a row short of 4096 x 4096
+  EXPECT_EQ(wgmma_m_blocks_beside_split(24, 16384, 1016), 0);  // 1016 x 16384 < 4096 x 4096
   EXPECT_EQ(wgmma_m_blocks_beside_split(24, 6016, 8192), 0);  // 6016 % 256 != 0
   for (int m = 1; m <= 200; ++m) {
     for (auto [n, k] : {std::pair{4096, 14336}, std::pair{10240, 8192}, std::pair{8192, 28672},

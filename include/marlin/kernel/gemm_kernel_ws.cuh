@@ -295,8 +295,8 @@ __global__ void __launch_bounds__(WsGeometry<kMBlocks, kNBlocks, kGrouped>::kThr
     int u0 = 0;
     if constexpr (G::kComputeWgs == 4 && !kPush) {
       // Whole trips of kDepth tiles test no bound per stage; the last trip's tiles do. The
-      // 32-row tile's stage takes 75 instructions per warp so instead of 93 (bench/NOTES.md
-      // change 62). Not elsewhere: in the other tiles the same loop spilled and their plans
+      // 32-row tile's stage takes 75 instructions per warp this way instead of 93 with group
+      // scales (bench/NOTES.md change 62). Not elsewhere: in the other tiles the same loop spilled and their plans
       // ran slower (run 160), and in the 32-row push kernels ptxas serialized the wgmmas.
       for (; u0 + kDepth <= n_k; u0 += kDepth) {
 #pragma unroll
