@@ -98,6 +98,12 @@ __global__ void __launch_bounds__(WsGeometry<kMBlocks, kNBlocks, kGrouped>::kThr
   const Params& params = ws.params;
   using G = WsGeometry<kMBlocks, kNBlocks, kGrouped>;
   constexpr int kDepth = G::kDepth;
+  // The computing loop runs whole trips of kDepth stages with no bound test per stage (the
+  // last trip tests it): 75 instructions per warp and stage instead of 93 in the 32-row tile
+  // with group scales (bench/NOTES.md change 62). Not elsewhere: in the other tiles the same
+  // loop spilled and their plans ran slower (run 160); in the 32-row push kernels ptxas
+  // serialized the wgmmas.
+  constexpr bool kWholeTrips = G::kComputeWgs == 4 && !kPush;
   constexpr int kStrips = G::kWgStrips;  // 64-column strips per computing warpgroup
   constexpr int kCopyThreads = 128;
   constexpr int kComputeThreads = G::kComputeThreads;
@@ -293,11 +299,7 @@ __global__ void __launch_bounds__(WsGeometry<kMBlocks, kNBlocks, kGrouped>::kThr
       }
     };
     int u0 = 0;
-    if constexpr (G::kComputeWgs == 4 && !kPush) {
-      // Whole trips of kDepth tiles test no bound per stage; the last trip's tiles do. The
-      // 32-row tile's stage takes 75 instructions per warp this way instead of 93 with group
-      // scales (bench/NOTES.md change 62). Not elsewhere: in the other tiles the same loop spilled and their plans
-      // ran slower (run 160), and in the 32-row push kernels ptxas serialized the wgmmas.
+    if constexpr (kWholeTrips) {
       for (; u0 + kDepth <= n_k; u0 += kDepth) {
 #pragma unroll
         for (int s = 0; s < kDepth; ++s) run_stage(s, u0 + s);
@@ -328,10 +330,10 @@ __global__ void __launch_bounds__(WsGeometry<kMBlocks, kNBlocks, kGrouped>::kThr
       // 8 i + 2 (lane % 4) (+ 1) of columns 16 wq + lane / 4 (+ 8) of each 64-column strip
       // (store_wgmma_acc's layout); the conversion is to_half8's, so C is the same bits.
       if (ctid == 0) ptx::mbarrier_arrive(&red_done_bar);
-      // The 32-row tile reads its lane and warp again here: derived before its loop of whole
-      // trips, the output tile's offsets were held across it and one spilled. (The other tiles
-      // keep theirs: a fresh read moved their SASS, for nothing.)
-      const int e_tid = G::kComputeWgs == 4 && !kPush ? ptx::thread_index_reread() : tid;
+      // After whole trips the lane and warp are read again here: derived before that loop, the
+      // output tile's offsets were held across it and one spilled. (The other kernels keep
+      // theirs: a fresh read moved their SASS with nothing to gain.)
+      const int e_tid = kWholeTrips ? ptx::thread_index_reread() : tid;
       const int e_lane = e_tid % 32, e_wq = (e_tid / 32) % 4;
 #pragma unroll
       for (int strip = 0; strip < kStrips; ++strip) {

@@ -257,7 +257,7 @@ constexpr bool ws_split_pushes(TileConfig c, int m_blocks, int split) {
 /// other rank.
 constexpr int ws_push_receive_bytes(TileConfig c, int m_blocks, int split) {
   const int vectors = ws_accumulator_vectors(c, m_blocks);
-  const int computing_threads = ws_threads(c, m_blocks) - 128;
+  const int computing_threads = 128 * ws_compute_warpgroups(c, m_blocks);
   return (split - 1) * ((vectors + split - 1) / split) * computing_threads * 16;
 }
 
