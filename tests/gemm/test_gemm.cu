@@ -323,13 +323,15 @@ TEST(GemmWarpgroup, HybridPartitionMatchesReference) {
   }
 }
 
-// The warpgroup tiles beside the mma.sync kernel's split of 2 (heuristics.hpp
-// wgmma_m_blocks_beside_split): 17-48 rows on layers of at least 4096 x 4096 whose mma.sync
-// plan would be a split of 3 or more (14336 x 4096) or striped runs (8192 x 10240) take the
-// 32- or 64-row warpgroup tile (4096 x 4096 too since change 64, at 24 and 40 rows here);
-// where it would be a split of 2, the 32-row tile at 17-32 rows on layers of at least
-// kWgmmaTinyBesideSplit2Layer weights (the default: every layer, change 63; 16384 x 8192,
-// 8192 x 8192, 4096 x 6144 here), and the mma.sync kernel otherwise.
+// The warpgroup tiles where the mma.sync kernel would split (heuristics.hpp
+// wgmma_m_blocks_beside_split, and wgmma_m_blocks's 64-row tile from 33 rows): 17-64 rows on
+// layers of at least 4096 x 4096 whose mma.sync plan would be a split of 3 or more
+// (14336 x 4096, 4096 x 4096) or striped runs (8192 x 10240) take the 32- or 64-row warpgroup
+// tile (4096 x 4096 since changes 64 and 66, at 24, 40 and 56 rows here); where it would be a
+// split of 2, the 32-row tile at 17-32 rows on layers of at least kWgmmaTinyBesideSplit2Layer
+// weights (the default: every layer, change 63; 16384 x 8192, 8192 x 8192, 4096 x 6144 here)
+// and the 64-row tile from 33 rows on layers larger than 4096 x 4096 (change 67; 4096 x 6144,
+// 28672 x 8192 here).
 TEST(GemmWarpgroup, TilesBesideTheMmaSyncSplitOfTwoMatchReference) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
@@ -341,16 +343,22 @@ TEST(GemmWarpgroup, TilesBesideTheMmaSyncSplitOfTwoMatchReference) {
                                            {24, 8192, 16384, -1},
                                            {20, 6144, 4096, -1},
                                            {24, 4096, 4096, 128},
-                                           {40, 4096, 4096, -1}}) {
+                                           {40, 4096, 4096, -1},
+                                           {56, 4096, 4096, 128},
+                                           {40, 6144, 4096, 128},
+                                           {36, 8192, 28672, -1}}) {
     marlin::detail::Plan plan;
     ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
     if (dev.wgmma && dev.sm_count == 132 && marlin::detail::kWgmmaBesideSplit) {
+      const int m_blocks = marlin::detail::wgmma_m_blocks(s.m, s.n, s.k);
       const bool beside =
-          s.n != 8192 ||
+          m_blocks != 0 || s.n != 8192 ||
           static_cast<long long>(s.k) * s.n >= marlin::detail::kWgmmaTinyBesideSplit2Layer;
       EXPECT_EQ(plan.wgmma, beside) << s.m << "x" << s.n << "x" << s.k;
       if (beside) {
-        EXPECT_EQ(plan.m_blocks, marlin::detail::wgmma_m_blocks_beside_split(s.m, s.n, s.k));
+        EXPECT_EQ(plan.m_blocks, m_blocks != 0 ? m_blocks
+                                               : marlin::detail::wgmma_m_blocks_beside_split(
+                                                     s.m, s.n, s.k));
       }
     }
     run_and_check(s.m, s.n, s.k, s.g);

@@ -340,10 +340,17 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
     EXPECT_EQ(wgmma_m_blocks(4352, 256, 128), kWgmmaMBlocksTall);   // 34 slices
   }
   static_assert(wgmma_m_blocks(512, 192, 4096) == 0);  // N not a multiple of 256
-  // Below 128 rows: the 64-row tile up to 64 rows on layers larger than 4096 x 4096, one
-  // 128-row tile (the weights streamed once) for 65-127 on layers of at least 4096 x 4096
-  // (run 77: x0.84-0.93 there against mma.sync, and the 64-row tile x1.04-1.12 slower).
-  static_assert(wgmma_m_blocks(48, 4096, 8192) == 0 && wgmma_m_blocks(49, 4096, 8192) == 4);
+  // Below 128 rows: the 64-row tile from 33 to 64 rows on layers larger than 4096 x 4096 (on
+  // 4096 x 4096 through wgmma_m_blocks_beside_split), one 128-row tile (the weights streamed
+  // once) for 65-127 on layers of at least 4096 x 4096 (run 77: x0.84-0.93 there against
+  // mma.sync).
+  if (marlin::detail::kWgmmaMinRows == 33) {  // not static: A/B builds change it
+    EXPECT_EQ(wgmma_m_blocks(32, 4096, 8192), 0);
+    EXPECT_EQ(wgmma_m_blocks(33, 4096, 8192), kWgmmaMBlocksSmall);  // 8192 x 4096 (change 67)
+    EXPECT_EQ(wgmma_m_blocks(48, 8192, 28672), kWgmmaMBlocksSmall);  // 28672 x 8192
+    EXPECT_EQ(wgmma_m_blocks(40, 6144, 4096), kWgmmaMBlocksSmall);   // 4096 x 6144
+    EXPECT_EQ(wgmma_m_blocks(33, 16384, 4096), kWgmmaMBlocksSmall);
+  }
   static_assert(wgmma_m_blocks(64, 57344, 8192) == kWgmmaMBlocksSmall);
   static_assert(wgmma_m_blocks(65, 6144, 4096) == kWgmmaMBlocks);
   static_assert(wgmma_m_blocks(127, 4096, 14336) == kWgmmaMBlocks);
@@ -351,8 +358,6 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
   static_assert(wgmma_m_blocks(65, 4096, 4096) == kWgmmaMBlocks);
   static_assert(wgmma_m_blocks(127, 4096, 4096) == kWgmmaMBlocks);
   static_assert(wgmma_m_blocks(64, 2048, 2048) == 0 && wgmma_m_blocks(127, 4096, 2048) == 0);
-  // From 33 rows on layers of 16384 columns or more (measured faster at M = 48 there).
-  static_assert(wgmma_m_blocks(33, 16384, 4096) == 4 && wgmma_m_blocks(48, 8192, 28672) == 0);
   // 17-32 rows on layers of at least kWgmmaTinyMinN (the build's default: 16384) columns,
   // larger than 4096 x 4096: the 32-row tile.
   if (marlin::detail::kWgmmaTinyMinN == 16384) {  // not static: A/B builds change it
@@ -432,19 +437,23 @@ TEST(Heuristics, WarpgroupTilesBesideTheMmaSyncSplitOfTwo) {
     EXPECT_EQ(wgmma_m_blocks_beside_split(24, 4096, 14336), 0);
     return;
   }
-  // 14336 x 4096 and 8192 x 10240 (bench layers, N < 16384): 17-32 rows the 32-row tile,
-  // 33-48 the 64-row tile, and so on 4096 x 4096 (change 64); where wgmma_m_blocks already
-  // gives a tile, or below 17 rows, above 48, on layers smaller than 4096 x 4096 or N not a
-  // multiple of 256: none.
+  // 14336 x 4096 and 8192 x 10240 (bench layers, N < 16384): 17-32 rows the 32-row tile, and
+  // so on 4096 x 4096 (change 64), which also takes the 64-row tile at 33-64 rows (changes 64
+  // and 66); where wgmma_m_blocks already gives a tile (the 64-row tile from 33 rows on larger
+  // layers, change 67), or below 17 rows, above 64, on layers smaller than 4096 x 4096 or N
+  // not a multiple of 256: none.
   EXPECT_EQ(wgmma_m_blocks_beside_split(17, 4096, 14336), marlin::kWgmmaMBlocksTiny);
   EXPECT_EQ(wgmma_m_blocks_beside_split(32, 10240, 8192), marlin::kWgmmaMBlocksTiny);
-  EXPECT_EQ(wgmma_m_blocks_beside_split(33, 10240, 8192), marlin::kWgmmaMBlocksSmall);
-  EXPECT_EQ(wgmma_m_blocks_beside_split(48, 4096, 14336), marlin::kWgmmaMBlocksSmall);
   EXPECT_EQ(wgmma_m_blocks_beside_split(16, 4096, 14336), 0);
-  EXPECT_EQ(wgmma_m_blocks_beside_split(49, 4096, 14336), 0);  // wgmma_m_blocks: 64-row
   EXPECT_EQ(wgmma_m_blocks_beside_split(24, 16384, 16384), 0);  // wgmma_m_blocks: 32-row
   EXPECT_EQ(wgmma_m_blocks_beside_split(24, 4096, 4096), marlin::kWgmmaMBlocksTiny);
   EXPECT_EQ(wgmma_m_blocks_beside_split(40, 4096, 4096), marlin::kWgmmaMBlocksSmall);
+  EXPECT_EQ(wgmma_m_blocks_beside_split(64, 4096, 4096), marlin::kWgmmaMBlocksSmall);
+  EXPECT_EQ(wgmma_m_blocks_beside_split(65, 4096, 4096), 0);  // wgmma_m_blocks: 128-row
+  if (marlin::detail::kWgmmaMinRows == 33) {  // not static: A/B builds change it
+    EXPECT_EQ(wgmma_m_blocks_beside_split(33, 10240, 8192), 0);  // wgmma_m_blocks: 64-row
+    EXPECT_EQ(wgmma_m_blocks_beside_split(48, 4096, 14336), 0);
+  }
   EXPECT_EQ(wgmma_m_blocks_beside_split(24, 4096, 2048), 0);   // 2048 x 4096
   EXPECT_EQ(wgmma_m_blocks_beside_split(24, 16384, 1016), 0);  // 1016 x 16384 < 4096 x 4096
   EXPECT_EQ(wgmma_m_blocks_beside_split(24, 6016, 8192), 0);  // 6016 % 256 != 0

@@ -39,16 +39,15 @@ constexpr int select_tile_config(int m, int n) {
 /// Rows of A from which the sm_90 warpgroup kernel is used on every layer (its 128-row tile).
 inline constexpr int kWgmmaAllLayersRows = 128;
 /// Fewest rows of A for which the sm_90 warpgroup kernel's 64-row tile is used (on layers
-/// larger than kWgmmaSmallLayer). Build with -DMARLIN_WGMMA_MIN_ROWS=n only to measure other
-/// thresholds (bench/NOTES.md).
+/// larger than kWgmmaSmallLayer): 33 on every such layer since session 30 (bench/NOTES.md
+/// change 67; until then 49 below 16384 columns, where at 33-48 rows the 64-row tile measured
+/// x0.84-0.90 against the mma.sync kernel's split of 2 on 4096 x 6144 and 28672 x 8192, and
+/// x0.98-0.99 on 8192 x 8192, run 167). Build with -DMARLIN_WGMMA_MIN_ROWS=n only to measure
+/// other thresholds.
 #ifndef MARLIN_WGMMA_MIN_ROWS
-#define MARLIN_WGMMA_MIN_ROWS 49
+#define MARLIN_WGMMA_MIN_ROWS 33
 #endif
 inline constexpr int kWgmmaMinRows = MARLIN_WGMMA_MIN_ROWS;
-/// Fewest rows of A for the 64-row tile on layers of at least kWgmmaWideN columns.
-inline constexpr int kWgmmaWideMinRows = 33;
-/// Columns from which a layer takes the 64-row tile from kWgmmaWideMinRows rows.
-inline constexpr int kWgmmaWideN = 16384;
 /// Weights (K x N) up to which a layer keeps the mma.sync kernels below 65 rows, and below
 /// which it keeps them up to kWgmmaAllLayersRows (wgmma_m_blocks).
 inline constexpr long long kWgmmaSmallLayer = 4096LL * 4096;
@@ -85,14 +84,15 @@ inline constexpr int kWgmmaTinyMinRows = 17;
 /// on layers of at least kWgmmaTinyMinN columns: the 32-row tile (measured x0.78-0.86 on
 /// 4096 x 28672 and x0.93-1.01 on 16384 x 16384 against the mma.sync kernel, bench/NOTES.md
 /// change 19; warp-specialized, also x0.88-0.90 on 8192 x 57344, change 26). Below that: on
-/// layers larger than kWgmmaSmallLayer, the 64-row tile from kWgmmaMinRows rows
-/// (kWgmmaWideMinRows where N is at least kWgmmaWideN) to 64; on layers of at least
-/// kWgmmaSmallLayer, the 128-row tile for 65-127 (one tile streams the weights once, where two
-/// 64-row tiles would stream them twice). Measured on the H200 (bench/NOTES.md, change 10):
-/// against the mma.sync kernels, faster by 3-48 % at M = 64 and 96 on every bench layer but
-/// 4096 x 4096; at M = 48 faster on the three layers with N >= 16384 (8-29 %) and 14336 x 4096,
-/// even or slower on the others. On 4096 x 4096, warp-specialized (change 29): the 128-row tile
-/// x0.84-0.93 at M = 80-127, the 64-row tile x1.04-1.12 slower at M = 49-64.
+/// layers larger than kWgmmaSmallLayer, the 64-row tile from kWgmmaMinRows rows to 64; on
+/// layers of at least kWgmmaSmallLayer, the 128-row tile for 65-127 (one tile streams the
+/// weights once, where two 64-row tiles would stream them twice). Measured on the H200
+/// (bench/NOTES.md, change 10): against the mma.sync kernels, faster by 3-48 % at M = 64 and
+/// 96 on every bench layer but 4096 x 4096; at M = 48 faster on the three layers with
+/// N >= 16384 (8-29 %) and 14336 x 4096, even or slower on the others (since the
+/// warp-specialized tile, faster on all of them: change 67). On 4096 x 4096, warp-specialized
+/// (change 29): the 128-row tile x0.84-0.93 at M = 80-127 (4096 x 4096 itself takes the
+/// smaller tiles below 65 rows through wgmma_m_blocks_beside_split).
 constexpr int wgmma_m_blocks(int m, int n, int k) {
   if (n % kWgmmaTileN != 0) return 0;
   const long long tall_slices =
@@ -106,8 +106,7 @@ constexpr int wgmma_m_blocks(int m, int n, int k) {
       m <= 16 * kWgmmaMBlocksTiny && weights > kWgmmaSmallLayer) {
     return kWgmmaMBlocksTiny;
   }
-  const int min_rows = n >= kWgmmaWideN ? kWgmmaWideMinRows : kWgmmaMinRows;
-  if (m < min_rows) return 0;
+  if (m < kWgmmaMinRows) return 0;
   if (m <= 16 * kWgmmaMBlocksSmall) return weights > kWgmmaSmallLayer ? kWgmmaMBlocksSmall : 0;
   return weights >= kWgmmaSmallLayer ? kWgmmaMBlocks : 0;
 }
@@ -122,20 +121,22 @@ inline constexpr bool kWgmmaBesideSplit = MARLIN_WGMMA_BESIDE_SPLIT != 0;
 
 /// m_blocks of the warpgroup tile that a problem of `m` x `n` x `k` may take where
 /// wgmma_m_blocks gives 0, if wgmma_beats_mma_split prefers it to the mma.sync kernel's plan:
-/// the 32-row tile for 17-32 rows, the 64-row tile for 33-48, on layers of at least
-/// kWgmmaSmallLayer weights with N a multiple of 256; 0 otherwise. Measured on the H200 (session 16
-/// run 70, bench/NOTES.md change 26): against the mma.sync kernel these tiles took ×0.93-0.975
-/// on 14336 × 4096 (mma.sync: a split of 3) and ×0.91-0.97 on 8192 × 10240 at 40-48 rows
-/// (striped runs), and lost ×1.04-1.11 on 8192², 28672 × 8192 and 4096 × 6144 (splits of 2:
-/// two CTAs per SM, each over half of K); session 21 (run 100, change 40) measured the 32-row
-/// tile faster on 28672 × 8192 (wgmma_beats_mma_split). 4096 × 4096 itself (kWgmmaSmallLayer)
-/// was left out until session 29 (run 163, bench/NOTES.md change 64): admitted, it took
-/// ×0.92-0.94 at 17-32 rows and ×0.88-0.89 at 40-48.
+/// the 32-row tile for 17-32 rows, the 64-row tile for 33-64, on layers of at least
+/// kWgmmaSmallLayer weights with N a multiple of 256; 0 otherwise. Since wgmma_m_blocks gives
+/// the 64-row tile from 33 rows on every larger layer (change 67), that tile comes from here
+/// only on layers of kWgmmaSmallLayer weights. Measured on the H200 (session 16 run 70,
+/// bench/NOTES.md change 26): against the mma.sync kernel these tiles took ×0.93-0.975 on
+/// 14336 × 4096 (mma.sync: a split of 3) and ×0.91-0.97 on 8192 × 10240 at 40-48 rows
+/// (striped runs); session 21 (run 100, change 40) measured the 32-row tile faster on
+/// 28672 × 8192 (wgmma_beats_mma_split). 4096 × 4096 itself (kWgmmaSmallLayer) was left out
+/// until session 29 (run 163, bench/NOTES.md change 64): admitted, it took ×0.92-0.94 at
+/// 17-32 rows and ×0.88-0.89 at 40-48; the 64-row tile at 49-64 rows there, against the
+/// mma.sync kernel's split of 3, ×0.81-0.84 (session 30 run 167, change 66).
 constexpr int wgmma_m_blocks_beside_split(int m, int n, int k) {
   if (!kWgmmaBesideSplit || n % kWgmmaTileN != 0 || m < kWgmmaTinyMinRows) return 0;
   if (static_cast<long long>(k) * n < kWgmmaSmallLayer || wgmma_m_blocks(m, n, k) != 0) return 0;
   if (m <= 16 * kWgmmaMBlocksTiny) return kWgmmaMBlocksTiny;
-  return m <= 48 ? kWgmmaMBlocksSmall : 0;
+  return m <= 16 * kWgmmaMBlocksSmall ? kWgmmaMBlocksSmall : 0;
 }
 
 /// Weights (K x N) from which the 32-row warpgroup tile runs even where the mma.sync kernel's
