@@ -337,6 +337,7 @@ TEST(GemmWarpgroup, TilesBesideTheMmaSyncSplitOfTwoMatchReference) {
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
   for (const Shape& s : std::vector<Shape>{{24, 4096, 14336, 128},
+                                           {32, 4096, 14336, -1},
                                            {40, 10240, 8192, -1},
                                            {20, 10240, 8192, 128},
                                            {24, 8192, 8192, 128},

@@ -554,23 +554,32 @@ TEST(Heuristics, WarpgroupPartitionByWaves) {
   static_assert(tall(224, 64).split == 1 && tall(96, 64).split == 1 && tall(64, 128).split == 2);
   static_assert(tall(320, 128).whole == 264 && tall(1024, 448).split == 1);
   // The warp-specialized 32-, 64- and 128-row tiles, whose partials are summed in registers
-  // (kWgmmaWs*StripedCost, change 34, run 88). Striped where run 88 measured striped runs
-  // faster: 8192 x 57344 at M = 17-32 (224 slices of 128: 218 + 13 + 10 = 241 against two waves
-  // of whole slices, 256) and 14336 x 4096 at M = 17-32 (16 of 224: 28 + 1 + 10 = 39 against a
-  // split of 6, 40; ×0.92-0.985); 8192 x 10240 at M = 33-128 (40 slices of 128: 39 + 2 + 12 or
-  // 20 against a split of 2, 66; ×0.86-0.93) and 8192 x 57344 at M = 33-128 (224 of 128:
-  // 231 + 12 or 20 against 256; ×0.93-0.98).
+  // (kWgmmaWs*StripedCost, change 34, run 88; the 32-row tile's grows with the CTAs that share
+  // a slice, change 68, run 170). Striped where runs 88 and 170 measured striped runs faster:
+  // 8192 x 57344 at M = 17-32 (224 slices of 128, one CTA per slice: 218 + 13 + 10 = 241
+  // against two waves of whole slices, 256), 8192 x 8192 at M = 17-32 (32 of 128, 4 per slice:
+  // 32 + 2 + 10 = 44 against a split of 3, 45; ×0.90-0.96 against it); 8192 x 10240 at
+  // M = 33-128 (40 slices of 128: 39 + 2 + 12 or 20 against a split of 2, 66; ×0.86-0.93) and
+  // 8192 x 57344 at M = 33-128 (224 of 128: 231 + 12 or 20 against 256; ×0.93-0.98).
   using marlin::detail::kMaxGrid;
   constexpr auto with = [](int cost) {
     return [cost](int slices, int k_tiles) {
       return select_wgmma_partition(slices, k_tiles, kH200, 0, kMaxGrid, cost);
     };
   };
-  constexpr auto tiny = with(marlin::detail::kWgmmaWsTinyStripedCost);
+  constexpr auto tiny = [](int slices, int k_tiles) {
+    return select_wgmma_partition(
+        slices, k_tiles, kH200, 0, kMaxGrid,
+        marlin::detail::wgmma_striped_cost(marlin::kWgmmaMBlocksTiny, true, slices, k_tiles, 132));
+  };
   constexpr auto small = with(marlin::detail::kWgmmaWsSmallStripedCost);
   constexpr auto rows = with(marlin::detail::kWgmmaWsRowsStripedCost);
   static_assert(tiny(224, 128).split == 0 && select_wgmma_partition(224, 128, kH200).split == 1);
-  static_assert(tiny(16, 224).split == 0 && select_wgmma_partition(16, 224, kH200).split == 6);
+  static_assert(tiny(32, 128).split == 0);
+  // 14336 x 4096 at M = 17-32 (16 of 224, 8 CTAs per slice): a split of 6 (40 against
+  // 28 + 1 + 14 = 43), measured ×0.89-0.98 against striped runs (run 170; ×0.92-0.985 the other
+  // way in run 88, before the splits of 3 or more pushed their vectors, change 49).
+  static_assert(tiny(16, 224).split == 6 && select_wgmma_partition(16, 224, kH200).split == 6);
   static_assert(small(40, 128).split == 0 && rows(40, 128).split == 0);
   static_assert(small(224, 128).split == 0 && rows(224, 128).split == 0);
   // ... and not where run 88 measured them slower or even: 16384 x 16384 (64 slices of 256)
@@ -590,6 +599,18 @@ TEST(Heuristics, WarpgroupPartitionByWaves) {
                 marlin::detail::kWgmmaWsTallStripedCost);
   static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocksTiny, true) ==
                 marlin::detail::kWgmmaWsTinyStripedCost);
+  // The 32-row tile's, by the CTAs that share a slice: 1 (8192 x 57344), 4 (8192 x 8192),
+  // 8 (14336 x 4096), at M = 17-32 on 132 SMs.
+  using marlin::detail::striped_sharers;
+  static_assert(striped_sharers(224, 128, 132) == 1 && striped_sharers(32, 128, 132) == 4 &&
+                striped_sharers(16, 224, 132) == 8 && striped_sharers(0, 128, 132) == 1);
+  static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocksTiny, true, 16, 224, 132) ==
+                marlin::detail::kWgmmaWsTinyStripedCost +
+                    4 * marlin::detail::kWgmmaWsTinySharerCost);
+  static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocksTiny, true, 32, 128, 132) ==
+                marlin::detail::kWgmmaWsTinyStripedCost);
+  static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocksSmall, true, 16, 224, 132) ==
+                marlin::detail::kWgmmaWsSmallStripedCost);
   static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocksSmall, true) ==
                 marlin::detail::kWgmmaWsSmallStripedCost);
   static_assert(wgmma_striped_cost(marlin::kWgmmaMBlocks, true) ==

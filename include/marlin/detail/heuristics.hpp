@@ -229,8 +229,15 @@ inline constexpr int kWgmmaWsTallStripedCost = 26;
 /// (8192 x 10240 and 8192 x 57344, even at 25: 8-19, striped ×0.86-0.95; 4096 x 28672, even at
 /// 6: 13-15, striped ×1.11-1.14 slower), 128 rows 6-24 (8192 x 10240 and 8192 x 57344, even at
 /// 25: 8-21, striped ×0.90-0.98; 14336 x 4096, even at 19: 18-24, ×0.99-1.07). Each constant
-/// sits at or above the even points its tile measured slower or within noise at.
+/// sits at or above the even points its tile measured slower or within noise at. The 32-row
+/// tile's grows by kWgmmaWsTinySharerCost per CTA beyond kWgmmaWsTinySharers that shares a
+/// slice (wgmma_striped_cost; session 30, run 170, bench/NOTES.md change 68): its striped runs
+/// measured ×1.05-1.12 faster than a split of 3 on 8192 x 8192 (4 CTAs per slice: 34 + 10
+/// against 45) and ×1.02-1.12 slower than a split of 6 on 14336 x 4096 (8 per slice: 29 + 14
+/// against 40), where one constant had priced both below the split.
 inline constexpr int kWgmmaWsTinyStripedCost = 10;   ///< the 32-row tile (kWgmmaMBlocksTiny)
+inline constexpr int kWgmmaWsTinySharers = 4;        ///< CTAs per slice that the cost covers
+inline constexpr int kWgmmaWsTinySharerCost = 1;     ///< per CTA sharing a slice beyond those
 inline constexpr int kWgmmaWsSmallStripedCost = 12;  ///< the 64-row tile (kWgmmaMBlocksSmall)
 inline constexpr int kWgmmaWsRowsStripedCost = 20;   ///< the 128-row tile (kWgmmaMBlocks)
 /// Proportional cost of a striped partition: 1 / kWgmmaStripedSlowdown of its tiles (its CTAs
@@ -245,12 +252,26 @@ inline constexpr int kWgmmaStripedSlowdown = 16;
 inline constexpr int kWgmmaClusterCost = MARLIN_WGMMA_CLUSTER_COST;
 static_assert(kWgmmaClusterCost >= 0, "MARLIN_WGMMA_CLUSTER_COST must be >= 0");
 
+/// CTAs that share a slice of `k_tiles` K tiles at most, when striped runs cover `slices`
+/// slices on `sms` SMs (each CTA a run of ceil(slices * k_tiles / sms) tiles), at least 1.
+constexpr int striped_sharers(int slices, int k_tiles, long long sms) {
+  if (slices < 1 || k_tiles < 1 || sms < 1) return 1;
+  const long long share = (static_cast<long long>(slices) * k_tiles + sms - 1) / sms;
+  return static_cast<int>((k_tiles + share - 1) / share);
+}
+
 /// The striped partition's fixed cost (in K-tile times) for the warpgroup tile of `m_blocks`
-/// rows, run by the warp-specialized kernel (`ws`) or the plain one.
-constexpr int wgmma_striped_cost(int m_blocks, bool ws) {
+/// rows, run by the warp-specialized kernel (`ws`) or the plain one, for `slices` slices of
+/// `k_tiles` K tiles on `sms` SMs (which only the 32-row tile's cost depends on; without them,
+/// kWgmmaWsTinyStripedCost).
+constexpr int wgmma_striped_cost(int m_blocks, bool ws, int slices = 0, int k_tiles = 0,
+                                 long long sms = 0) {
   if (!ws) return kWgmmaStripedCost;
   if (m_blocks == kWgmmaMBlocksTall) return kWgmmaWsTallStripedCost;
-  if (m_blocks == kWgmmaMBlocksTiny) return kWgmmaWsTinyStripedCost;
+  if (m_blocks == kWgmmaMBlocksTiny) {
+    const int beyond = striped_sharers(slices, k_tiles, sms) - kWgmmaWsTinySharers;
+    return kWgmmaWsTinyStripedCost + kWgmmaWsTinySharerCost * (beyond > 0 ? beyond : 0);
+  }
   if (m_blocks == kWgmmaMBlocksSmall) return kWgmmaWsSmallStripedCost;
   if (m_blocks == kWgmmaMBlocks) return kWgmmaWsRowsStripedCost;
   return kWgmmaStripedCost;

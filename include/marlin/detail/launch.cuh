@@ -795,7 +795,8 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     const bool ws_striped = plan.ws_kernel != nullptr && kWgmmaWsStriped;
     const WgmmaPartition wp =
         select_wgmma_partition(slices, k_tiles, cap, kWgmmaPlan, kMaxGrid,
-                               wgmma_striped_cost(plan.m_blocks, ws_striped));
+                               wgmma_striped_cost(plan.m_blocks, ws_striped, slices, k_tiles,
+                                                  cap.clusters[1]));
     const bool runs = kWgmmaWholeRuns && plan.ws_kernel != nullptr && kWgmmaWsStriped;
     if (wp.split >= 2 && wp.whole > 0 && runs) {
       // A hybrid on the warp-specialized kernel: hybrid runs over the CTAs of one wave of
