@@ -558,7 +558,7 @@ TEST(Heuristics, WarpgroupPartitionByWaves) {
   // a slice, change 68, run 170). Striped where runs 88 and 170 measured striped runs faster:
   // 8192 x 57344 at M = 17-32 (224 slices of 128, one CTA per slice: 218 + 13 + 10 = 241
   // against two waves of whole slices, 256), 8192 x 8192 at M = 17-32 (32 of 128, 4 per slice:
-  // 32 + 2 + 10 = 44 against a split of 3, 45; ×0.90-0.96 against it); 8192 x 10240 at
+  // 32 + 2 + 10 = 44 against a split of 3, 45; ×0.90-0.98 against it); 8192 x 10240 at
   // M = 33-128 (40 slices of 128: 39 + 2 + 12 or 20 against a split of 2, 66; ×0.86-0.93) and
   // 8192 x 57344 at M = 33-128 (224 of 128: 231 + 12 or 20 against 256; ×0.93-0.98).
   using marlin::detail::kMaxGrid;

@@ -232,7 +232,7 @@ inline constexpr int kWgmmaWsTallStripedCost = 26;
 /// sits at or above the even points its tile measured slower or within noise at. The 32-row
 /// tile's grows by kWgmmaWsTinySharerCost per CTA beyond kWgmmaWsTinySharers that shares a
 /// slice (wgmma_striped_cost; session 30, run 170, bench/NOTES.md change 68): its striped runs
-/// measured ×1.05-1.12 faster than a split of 3 on 8192 x 8192 (4 CTAs per slice: 34 + 10
+/// measured ×1.02-1.12 faster than a split of 3 on 8192 x 8192 (4 CTAs per slice: 34 + 10
 /// against 45) and ×1.02-1.12 slower than a split of 6 on 14336 x 4096 (8 per slice: 29 + 14
 /// against 40), where one constant had priced both below the split.
 inline constexpr int kWgmmaWsTinyStripedCost = 10;   ///< the 32-row tile (kWgmmaMBlocksTiny)
