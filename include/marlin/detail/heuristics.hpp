@@ -89,10 +89,11 @@ inline constexpr int kWgmmaTinyMinRows = 17;
 /// weights once, where two 64-row tiles would stream them twice). Measured on the H200
 /// (bench/NOTES.md, change 10): against the mma.sync kernels, faster by 3-48 % at M = 64 and
 /// 96 on every bench layer but 4096 x 4096; at M = 48 faster on the three layers with
-/// N >= 16384 (8-29 %) and 14336 x 4096, even or slower on the others (since the
-/// warp-specialized tile, faster on all of them: change 67). On 4096 x 4096, warp-specialized
-/// (change 29): the 128-row tile x0.84-0.93 at M = 80-127 (4096 x 4096 itself takes the
-/// smaller tiles below 65 rows through wgmma_m_blocks_beside_split).
+/// N >= 16384 (8-29 %) and 14336 x 4096, even or slower on the others (warp-specialized, the
+/// 64-row tile has since measured faster at 33-48 rows on those too: changes 26, 64 and 67).
+/// On 4096 x 4096, warp-specialized (change 29): the 128-row tile x0.84-0.93 at M = 80-127
+/// (4096 x 4096 itself takes the smaller tiles below 65 rows through
+/// wgmma_m_blocks_beside_split).
 constexpr int wgmma_m_blocks(int m, int n, int k) {
   if (n % kWgmmaTileN != 0) return 0;
   const long long tall_slices =
@@ -252,8 +253,9 @@ inline constexpr int kWgmmaStripedSlowdown = 16;
 inline constexpr int kWgmmaClusterCost = MARLIN_WGMMA_CLUSTER_COST;
 static_assert(kWgmmaClusterCost >= 0, "MARLIN_WGMMA_CLUSTER_COST must be >= 0");
 
-/// CTAs that share a slice of `k_tiles` K tiles at most, when striped runs cover `slices`
-/// slices on `sms` SMs (each CTA a run of ceil(slices * k_tiles / sms) tiles), at least 1.
+/// CTAs that share a slice of `k_tiles` K tiles when striped runs cover `slices` slices on
+/// `sms` SMs, each CTA a run of `share` = ceil(slices * k_tiles / sms) tiles: ceil(k_tiles /
+/// share), at least 1 (a slice whose runs do not start at its first tile has one more).
 constexpr int striped_sharers(int slices, int k_tiles, long long sms) {
   if (slices < 1 || k_tiles < 1 || sms < 1) return 1;
   const long long share = (static_cast<long long>(slices) * k_tiles + sms - 1) / sms;
