@@ -253,12 +253,17 @@ inline constexpr int kWgmmaStripedSlowdown = 16;
 inline constexpr int kWgmmaClusterCost = MARLIN_WGMMA_CLUSTER_COST;
 static_assert(kWgmmaClusterCost >= 0, "MARLIN_WGMMA_CLUSTER_COST must be >= 0");
 
+/// K tiles per CTA when striped runs cover `slices` slices of `k_tiles` K tiles on `sms` SMs.
+constexpr long long striped_share(int slices, int k_tiles, long long sms) {
+  return (static_cast<long long>(slices) * k_tiles + sms - 1) / sms;
+}
+
 /// CTAs that share a slice of `k_tiles` K tiles when striped runs cover `slices` slices on
-/// `sms` SMs, each CTA a run of `share` = ceil(slices * k_tiles / sms) tiles: ceil(k_tiles /
-/// share), at least 1 (a slice whose runs do not start at its first tile has one more).
+/// `sms` SMs: ceil(k_tiles / striped_share), at least 1 (a slice whose runs do not start at its
+/// first tile has one more).
 constexpr int striped_sharers(int slices, int k_tiles, long long sms) {
   if (slices < 1 || k_tiles < 1 || sms < 1) return 1;
-  const long long share = (static_cast<long long>(slices) * k_tiles + sms - 1) / sms;
+  const long long share = striped_share(slices, k_tiles, sms);
   return static_cast<int>((k_tiles + share - 1) / share);
 }
 
@@ -288,7 +293,7 @@ constexpr long long wgmma_partition_cost(int slices, int k_tiles, long long sms,
                                          int striped_cost = kWgmmaStripedCost) {
   if (split == 1) return (slices + sms - 1) / sms * k_tiles;
   if (split >= 2) return (k_tiles + split - 1) / split + kWgmmaClusterCost;
-  const long long share = (static_cast<long long>(slices) * k_tiles + sms - 1) / sms;
+  const long long share = striped_share(slices, k_tiles, sms);
   return share + share / kWgmmaStripedSlowdown + striped_cost;
 }
 
