@@ -429,10 +429,6 @@ TEST(Heuristics, WarpgroupTilesBesideTheMmaSyncSplitOfTwo) {
     EXPECT_TRUE(wgmma_beats_mma_split(2, tiny, k8192sq));
     EXPECT_TRUE(wgmma_beats_mma_split(2, tiny, 4096LL * 6144));
   }
-  if (marlin::detail::kWgmmaTinyBesideSplit2Layer == (1LL << 27)) {  // the rule before change 63
-    EXPECT_TRUE(wgmma_beats_mma_split(2, tiny, 28672LL * 8192));
-    EXPECT_FALSE(wgmma_beats_mma_split(2, tiny, k8192sq));
-  }
   if (!kWgmmaBesideSplit) {  // not static: A/B builds turn it off
     EXPECT_EQ(wgmma_m_blocks_beside_split(24, 4096, 14336), 0);
     return;
