@@ -468,12 +468,14 @@ TEST(Heuristics, WarpgroupTilesBesideTheMmaSyncSplitOfTwo) {
 TEST(Heuristics, NarrowWarpgroupTileWhereWideTilesAreFew) {
   using marlin::detail::kWgmmaTallMinRows;
   using marlin::detail::use_narrow_wgmma_tile;
-  // 128-row tiles, at most 32 slices of 256 columns: 4096^2 and 14336 x 4096 at M = 128-256,
-  // 8192^2 and 28672 x 8192 at M = 96 and 128.
+  // 128-row tiles, at most 40 slices of 256 columns: 4096^2 and 14336 x 4096 at M = 128-256,
+  // 8192^2, 28672 x 8192 and 8192 x 10240 at M = 96 and 128.
   static_assert(use_narrow_wgmma_tile(128, 4096, 4096) && use_narrow_wgmma_tile(256, 4096, 14336));
   static_assert(use_narrow_wgmma_tile(96, 8192, 8192) && use_narrow_wgmma_tile(255, 4096, 4096));
   static_assert(use_narrow_wgmma_tile(96, 8192, 28672) && use_narrow_wgmma_tile(128, 8192, 28672));
   static_assert(!use_narrow_wgmma_tile(128, 16384, 4096));  // 64 slices
+  static_assert(use_narrow_wgmma_tile(96, 10240, 8192) && use_narrow_wgmma_tile(128, 10240, 8192));
+  static_assert(!use_narrow_wgmma_tile(128, 12288, 8192));  // 48 slices
   static_assert(!use_narrow_wgmma_tile(64, 4096, 8192));    // the 64-row tile stays wide
   static_assert(use_narrow_wgmma_tile(100, 4096, 4096));    // 16 slices (change 29)
   static_assert(!use_narrow_wgmma_tile(100, 4096, 2048));   // the mma.sync kernel runs
@@ -491,7 +493,8 @@ TEST(Heuristics, NarrowWarpgroupTileWhereWideTilesAreFew) {
       }
       if (!use_narrow_wgmma_tile(m, n, k)) continue;
       EXPECT_EQ(m_blocks, marlin::kWgmmaMBlocks) << m;
-      EXPECT_LE((n / 256) * ((m + 127) / 128), 32) << m << " " << n;
+      EXPECT_LE((n / 256) * ((m + 127) / 128), marlin::detail::kWgmmaNarrowMaxSlices)
+          << m << " " << n;
     }
   }
 }

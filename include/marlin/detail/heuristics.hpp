@@ -169,16 +169,23 @@ constexpr bool wgmma_beats_mma_split(int mma_split, int m_blocks, long long weig
 #define MARLIN_WGMMA_NARROW 0
 #endif
 inline constexpr int kWgmmaNarrow = MARLIN_WGMMA_NARROW;
-/// Most 256-column slices (of 128 rows) for which the 128-row tile is made 128 columns wide.
-inline constexpr int kWgmmaNarrowMaxSlices = 32;
+/// Most 256-column slices (of 128 rows) for which the 128-row tile is made 128 columns wide:
+/// 40 since session 31 (bench/NOTES.md change 69; runs 172-173, two passes each: 8192 x 10240
+/// at M = 80-128, 40 wide slices striped, ×0.87-0.96 narrow; run 172 also measured 16384 x
+/// 16384 with 64 ×1.02-1.06, 4096 x 28672 with 112 ×1.07-1.19 and 8192 x 57344 with 224
+/// ×1.05-1.18 slower). Build with -DMARLIN_WGMMA_NARROW_MAX_SLICES=n only to measure others.
+#ifndef MARLIN_WGMMA_NARROW_MAX_SLICES
+#define MARLIN_WGMMA_NARROW_MAX_SLICES 40
+#endif
+inline constexpr int kWgmmaNarrowMaxSlices = MARLIN_WGMMA_NARROW_MAX_SLICES;
 
 /// Whether a problem of `m` x `n` x `k` on the warpgroup kernel takes the 128-column tile
 /// (kWgmmaNarrowTile) instead of the 256-column one: always with the 256-row tile (its only
 /// width); with the 128-row tile, when the wide tiles make at most kWgmmaNarrowMaxSlices
 /// slices. Measured on the H200 (bench/NOTES.md, changes 11 and 13): ×0.72-0.95 on 4096²,
 /// 4096×6144, 8192² and 14336×4096 at M = 96-256 and ×0.85-0.95 on 28672×8192 at M = 96-128
-/// (16-32 slices); above 32 slices ×0.92-1.25, slower in most cases; with the 64-row tile
-/// ×0.97-1.07.
+/// (16-32 slices); above 32 slices ×0.92-1.25, slower in most cases (but 8192×10240's 40 since
+/// session 31: kWgmmaNarrowMaxSlices); with the 64-row tile ×0.97-1.07.
 constexpr bool use_narrow_wgmma_tile(int m, int n, int k) {
   const int m_blocks = wgmma_m_blocks(m, n, k);
   if (m_blocks == kWgmmaMBlocksTall) return true;
