@@ -476,15 +476,17 @@ TEST(Reliability, ClusterSplitsAgreeWithTheReference) {
 // splits in one or several waves) agrees with the reference, with the tile full or padded
 // past M (256-row tiles holding 256, 232, 88 and 8 rows of their last group below; 32-row
 // tiles holding 24 and 17). Where wgmma_m_blocks gives the 256-row tile the plan may take the
-// 128-row tile instead (wgmma_rows_beat_tall, on the device's capacity; 384 x 4096 x 1024 on
-// an H200); the shapes below keep the 256-row tile on it.
+// 128-row tile instead, 128 or 256 wide (wgmma_rows_tile, on the device's capacity: on an H200
+// 384 x 4096 x 1024 128 wide, 300 x 10240 x 1024 (its last row group holding 44 rows) and
+// 640 x 6144 x 1024 256 wide); the other shapes keep the 256-row tile on it.
 TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
   if (!dev.wgmma) GTEST_SKIP() << "the warpgroup kernel needs sm_90a code on an sm_90 GPU";
   int tall_shapes = 0, tiny_shapes = 0;  // shapes planned on the 256- and 32-row tiles
-  int rows_for_tall = 0;  // shapes planned on the 128-row tile where the 256-row one was given
+  // shapes planned on the 128-row tile, 128 and 256 wide, where the 256-row one was given
+  int narrow_rows_for_tall = 0, wide_rows_for_tall = 0;
   for (auto [m, n, k, g] :
        {std::tuple{128, 256, 128, 128}, std::tuple{200, 512, 1024, -1},
         std::tuple{1000, 768, 2048, 128}, std::tuple{256, 4096, 4096, 128},
@@ -493,7 +495,8 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
         std::tuple{33, 16384, 1280, 128}, std::tuple{600, 4096, 1024, 128},
         std::tuple{520, 4096, 1024, -1}, std::tuple{256, 10240, 1024, -1},
         std::tuple{1000, 4096, 1024, 128}, std::tuple{24, 16384, 2048, 128},
-        std::tuple{17, 28672, 1024, -1}, std::tuple{384, 4096, 1024, 128}}) {
+        std::tuple{17, 28672, 1024, -1}, std::tuple{384, 4096, 1024, 128},
+        std::tuple{300, 10240, 1024, 128}, std::tuple{640, 6144, 1024, -1}}) {
     const int m_blocks = marlin::detail::wgmma_m_blocks(m, n, k);
     tiny_shapes += m_blocks == marlin::kWgmmaMBlocksTiny;
     GemmProblem p;
@@ -503,11 +506,17 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
     marlin::detail::Plan plan;
     ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(args, dev, plan), Status::kSuccess);
     ASSERT_TRUE(plan.wgmma) << "the plan should take the wgmma kernel";
+    const bool narrow = marlin::detail::use_narrow_wgmma_tile(m, n, k);
     if (m_blocks == marlin::kWgmmaMBlocksTall && plan.m_blocks == marlin::kWgmmaMBlocks) {
-      rows_for_tall += 1;  // wgmma_rows_beat_tall: the 128-row tile, 128 wide
-      ASSERT_EQ(plan.tile.tile_n(), marlin::kWgmmaNarrowTile.tile_n());
+      // wgmma_rows_tile: the 128-row tile, 128 or 256 wide
+      const bool rows_narrow = plan.tile.tile_n() == marlin::kWgmmaNarrowTile.tile_n();
+      ASSERT_TRUE(rows_narrow || plan.tile.tile_n() == marlin::kWgmmaTileN);
+      narrow_rows_for_tall += rows_narrow;
+      wide_rows_for_tall += !rows_narrow;
     } else {
       ASSERT_EQ(plan.m_blocks, m_blocks);
+      ASSERT_EQ(plan.tile.tile_n(),
+                narrow ? marlin::kWgmmaNarrowTile.tile_n() : marlin::kWgmmaTileN);
     }
     tall_shapes += plan.m_blocks == marlin::kWgmmaMBlocksTall;
     // The warpgroup tiles have their warp-specialized variants (ws_tile; unless the
@@ -516,8 +525,6 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
     if (marlin::detail::tensor_map_encoder() != nullptr) {
       EXPECT_EQ(plan.ws_kernel != nullptr, marlin::detail::ws_tile(plan.m_blocks));
     }
-    const bool narrow = marlin::detail::use_narrow_wgmma_tile(m, n, k);
-    ASSERT_EQ(plan.tile.tile_n(), narrow ? marlin::kWgmmaNarrowTile.tile_n() : marlin::kWgmmaTileN);
     std::vector<float> ref;
     ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
     // The automatic plan through the public entry point first.
@@ -559,7 +566,9 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
   // (On another GPU than the H200 the capacity may move shapes between the two tiles.)
   if (marlin::detail::kWgmmaTallMinRows == 129 && dev.sm_count == 132) {
     EXPECT_EQ(tall_shapes, 4);
-    EXPECT_EQ(rows_for_tall, marlin::detail::kWgmmaRows128 ? 1 : 0);
+    EXPECT_EQ(narrow_rows_for_tall, marlin::detail::kWgmmaRows128 ? 1 : 0);
+    EXPECT_EQ(wide_rows_for_tall,
+              marlin::detail::kWgmmaRows128 && marlin::detail::kWgmmaRowsWide ? 2 : 0);
   }
   if (marlin::detail::kWgmmaTinyMinN == 16384) EXPECT_EQ(tiny_shapes, 2);
 }

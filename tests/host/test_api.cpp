@@ -653,45 +653,73 @@ TEST(Heuristics, WarpgroupPartitionByWaves) {
 
 TEST(Heuristics, RowsOf128WhereTheTallTileMeasuredSlower) {
   using marlin::detail::ClusterCapacity;
-  using marlin::detail::wgmma_rows_beat_tall;
+  using marlin::detail::RowsTile;
+  using marlin::detail::wgmma_rows_tile;
   static constexpr ClusterCapacity kH200{{0, 132, 66, 39, 30, 22, 17, 15, 15}};
   // The striped costs make_plan passes where the warp-specialized kernels run striped runs.
   constexpr auto rows = [](int m, int n, int k) {
     using marlin::detail::wgmma_striped_cost;
-    return wgmma_rows_beat_tall(m, n, k, kH200, wgmma_striped_cost(marlin::kWgmmaMBlocksTall, true),
-                                wgmma_striped_cost(marlin::kWgmmaMBlocks, true));
+    return wgmma_rows_tile(m, n, k, kH200, wgmma_striped_cost(marlin::kWgmmaMBlocksTall, true),
+                           wgmma_striped_cost(marlin::kWgmmaMBlocks, true));
   };
   if (!marlin::detail::kWgmmaRows128) {
-    EXPECT_FALSE(rows(384, 8192, 8192));
+    EXPECT_EQ(rows(384, 8192, 8192), RowsTile::kTall);
     return;
   }
   // Runs 82-83 (session 18): the 128-row tile measured faster (x0.79-0.99) where it is taken:
   // M = 384 on seven layers (the 256-row tile pads 128 rows), 4096 x 6144 at M = 256-512 (the
   // 256-row tile's split of 2 at 256, 96 whole slices for 132 SMs at 512), 4096^2 at 384-768.
-  for (auto [k, n] : {std::pair{4096, 6144}, std::pair{4096, 4096}, std::pair{8192, 8192},
-                      std::pair{8192, 10240}, std::pair{28672, 8192}, std::pair{16384, 16384},
-                      std::pair{4096, 28672}}) {
-    EXPECT_TRUE(rows(384, n, k)) << k << "x" << n;
+  for (auto [k, n] : {std::pair{4096, 6144}, std::pair{4096, 4096}, std::pair{8192, 8192}}) {
+    EXPECT_EQ(rows(384, n, k), RowsTile::kNarrow) << k << "x" << n;
   }
-  EXPECT_TRUE(rows(256, 6144, 4096) && rows(512, 6144, 4096));
-  EXPECT_TRUE(rows(512, 4096, 4096) && rows(768, 4096, 4096));
-  // ... and slower or even where it is not: M = 256 and 512 on the larger layers (x1.02-1.18;
-  // 8192^2 at M = 256 x0.93-0.99, where the model keeps the 256-row tile by a small margin),
-  // 14336 x 4096 at 384-1024 (x0.95-1.15), 4096 x 6144 at 768-1024, 4096^2 at 1024, and
-  // 8192 x 10240 at 256 (a hybrid, which realized less than the model's gain).
+  EXPECT_EQ(rows(256, 6144, 4096), RowsTile::kNarrow);
+  EXPECT_EQ(rows(512, 6144, 4096), RowsTile::kNarrow);
+  EXPECT_EQ(rows(512, 4096, 4096), RowsTile::kNarrow);
+  EXPECT_EQ(rows(768, 4096, 4096), RowsTile::kNarrow);
+  // Run 174 (session 31, change 70): 256 wide where the 256-row tile pads 128 rows, x0.82-0.97
+  // against the tile planned before (128-row 128 wide, or 256-row) on the larger layers at
+  // M = 384, 640, 896 and 1152, 4096 x 6144 at 640 and 8192^2 at 640.
+  for (auto [k, n] : {std::pair{8192, 10240}, std::pair{28672, 8192}, std::pair{16384, 16384},
+                      std::pair{4096, 28672}, std::pair{8192, 57344}, std::pair{14336, 4096}}) {
+    if (!marlin::detail::kWgmmaRowsWide) break;
+    EXPECT_EQ(rows(384, n, k), RowsTile::kWide) << k << "x" << n;
+    EXPECT_EQ(rows(640, n, k), RowsTile::kWide) << k << "x" << n;
+    EXPECT_EQ(rows(1152, n, k), RowsTile::kWide) << k << "x" << n;
+  }
+  if (marlin::detail::kWgmmaRowsWide) {
+    EXPECT_EQ(rows(640, 6144, 4096), RowsTile::kWide);
+    EXPECT_EQ(rows(640, 8192, 8192), RowsTile::kWide);
+    EXPECT_EQ(rows(896, 10240, 8192), RowsTile::kWide);
+  }
+  // ... and not where it makes as many slices as the 256-row tile (an even number of 128-row
+  // groups: the same partitions, where the 256-row tile measured even or faster, x0.95-1.17 the
+  // wide tile's time on 8192 x 10240 at M = 256, run 173).
+  for (int m : {256, 512, 1024, 2048, 4096}) {
+    EXPECT_NE(rows(m, 10240, 8192), RowsTile::kWide) << m;
+    EXPECT_NE(rows(m, 57344, 8192), RowsTile::kWide) << m;
+  }
+  // The narrow tile stays slower or even where it is not taken: M = 256 and 512 on the larger
+  // layers (x1.02-1.18; 8192^2 at M = 256 x0.93-0.99, where the model keeps the 256-row tile by
+  // a small margin), 14336 x 4096 at 512-1024 (x0.95-1.15), 4096 x 6144 at 768-1024, 4096^2 at
+  // 1024, and 8192 x 10240 at 256 (a hybrid, which realized less than the model's gain).
   for (auto [k, n] : {std::pair{8192, 8192}, std::pair{8192, 10240}, std::pair{28672, 8192},
                       std::pair{16384, 16384}, std::pair{4096, 28672}}) {
-    EXPECT_FALSE(rows(256, n, k)) << k << "x" << n;
-    EXPECT_FALSE(rows(512, n, k)) << k << "x" << n;
+    EXPECT_EQ(rows(256, n, k), RowsTile::kTall) << k << "x" << n;
+    EXPECT_EQ(rows(512, n, k), RowsTile::kTall) << k << "x" << n;
   }
-  for (int m : {384, 512, 768, 1024}) EXPECT_FALSE(rows(m, 4096, 14336)) << m;
-  EXPECT_FALSE(rows(768, 6144, 4096) || rows(1024, 6144, 4096) || rows(1024, 4096, 4096));
+  for (int m : {512, 768, 1024}) EXPECT_EQ(rows(m, 4096, 14336), RowsTile::kTall) << m;
+  EXPECT_EQ(rows(768, 6144, 4096), RowsTile::kTall);
+  EXPECT_EQ(rows(1024, 6144, 4096), RowsTile::kTall);
+  EXPECT_EQ(rows(1024, 4096, 4096), RowsTile::kTall);
   // Many waves: the 256-row tile (not measured against the 128-row tile in runs 82-84; change
   // 18 measured it x0.94-0.97 against the 128-row tile from M = 512).
-  for (int m : {2048, 4096}) EXPECT_FALSE(rows(m, 6144, 4096) || rows(m, 8192, 8192)) << m;
+  for (int m : {2048, 4096}) {
+    EXPECT_EQ(rows(m, 6144, 4096), RowsTile::kTall) << m;
+    EXPECT_EQ(rows(m, 8192, 8192), RowsTile::kTall) << m;
+  }
   // Without SMs in the capacity, never.
   constexpr ClusterCapacity kEmpty{};
-  EXPECT_FALSE(wgmma_rows_beat_tall(384, 8192, 8192, kEmpty, 26, 40));
+  EXPECT_EQ(wgmma_rows_tile(384, 8192, 8192, kEmpty, 26, 40), RowsTile::kTall);
   // The plan cost of a hybrid: whole waves plus its split wave (4096 x 6144, M = 1024: 98).
   static_assert(marlin::detail::wgmma_plan_cost(192, 64, kH200,
                                                 marlin::detail::WgmmaPartition{2, 132}) == 98);

@@ -80,7 +80,7 @@ inline constexpr int kWgmmaTinyMinRows = 17;
 /// of 256. From kWgmmaTallMinRows rows, where it makes at least kWgmmaTallMinSlices slices:
 /// the 256-row tile (always 128 columns wide; measured x0.94-0.97 against the 128-row tile
 /// from M = 512, bench/NOTES.md change 18; make_plan takes the 128-row tile instead where
-/// wgmma_rows_beat_tall says so); from 128 rows: the 128-row tile. For 17-32 rows
+/// wgmma_rows_tile says so); from 128 rows: the 128-row tile. For 17-32 rows
 /// on layers of at least kWgmmaTinyMinN columns: the 32-row tile (measured x0.78-0.86 on
 /// 4096 x 28672 and x0.93-1.01 on 16384 x 16384 against the mma.sync kernel, bench/NOTES.md
 /// change 19; warp-specialized, also x0.88-0.90 on 8192 x 57344, change 26). Below that: on
@@ -386,14 +386,17 @@ constexpr long long wgmma_plan_cost(int slices, int k_tiles, const ClusterCapaci
          wgmma_partition_cost(slices - p.whole, k_tiles, sms, p.split);
 }
 
-/// Whether the 128-row tile (128 columns wide) is planned where wgmma_m_blocks gives the
-/// 256-row tile: 1 (the default), where wgmma_rows_beat_tall says so; 0, never. Build with
-/// -DMARLIN_WGMMA_ROWS_128=0 only to measure without (bench/NOTES.md, change 32).
+/// Which 128-row tiles are planned where wgmma_m_blocks gives the 256-row tile, where
+/// wgmma_rows_tile says so: 2 (the default), 128 or 256 wide; 1, only 128 wide (before change
+/// 70); 0, none. Build with -DMARLIN_WGMMA_ROWS_128=0 or 1 only to measure without
+/// (bench/NOTES.md, changes 32 and 70).
 #ifndef MARLIN_WGMMA_ROWS_128
-#define MARLIN_WGMMA_ROWS_128 1
+#define MARLIN_WGMMA_ROWS_128 2
 #endif
 inline constexpr bool kWgmmaRows128 = MARLIN_WGMMA_ROWS_128 != 0;
-/// K-tile time of the 128-row tile relative to the 256-row tile's in wgmma_rows_beat_tall, as
+/// Whether the 128-row tile 256 columns wide is a candidate in wgmma_rows_tile.
+inline constexpr bool kWgmmaRowsWide = MARLIN_WGMMA_ROWS_128 >= 2;
+/// K-tile time of the 128-row tile 128 wide relative to the 256-row tile's in wgmma_rows_tile, as
 /// kWgmmaRowsCostNum / kWgmmaRowsCostDen = 0.633: measured 0.50-0.60 on the H200 (session 18,
 /// runs 82-83: whole slices of either tile, one wave or several), the rest a margin for its
 /// hybrid partitions, which gained less than the model says (×0.91-0.99 where the model says
@@ -411,33 +414,75 @@ inline constexpr int kWgmmaRowsCostDen = 30;
 inline constexpr int kWgmmaTallSplitExtraCost = MARLIN_WGMMA_TALL_SPLIT_EXTRA_COST;
 static_assert(kWgmmaTallSplitExtraCost >= 0, "MARLIN_WGMMA_TALL_SPLIT_EXTRA_COST must be >= 0");
 
-/// Whether the 128-row warpgroup tile (kWgmmaNarrowTile, m_blocks kWgmmaMBlocks) covers a
-/// problem of `m` x `n` x `k`, for which wgmma_m_blocks gives the 256-row tile, more cheaply
-/// than that tile on capacity `cap` (both tiles run one CTA per SM): the wave model's cost of
-/// each tile's partition (select_wgmma_partition, with its striped cost `tall_striped_cost` or
-/// `rows_striped_cost`), the 256-row tile's plus kWgmmaTallSplitExtraCost where it splits,
-/// the 128-row tile's scaled by kWgmmaRowsCostNum / kWgmmaRowsCostDen. It takes rows the
-/// 256-row tile would pad (M = 384: ×0.79-0.93 on seven of the eight layers measured) and
-/// slices it would leave idle or split (4096 × 6144 at M = 256-512, 4096² at M = 384-768:
-/// ×0.84-0.99), and leaves M = 256 and 512 on the larger layers to the 256-row tile (there
-/// the 128-row tile measured ×1.02-1.18 slower, except 8192² at M = 256: ×0.93-0.99, kept on
-/// the 256-row tile by a small margin). Measured on the H200: session 18, runs 82-84,
-/// bench/NOTES.md change 32.
-constexpr bool wgmma_rows_beat_tall(int m, int n, int k, const ClusterCapacity& cap,
-                                    int tall_striped_cost, int rows_striped_cost) {
-  if (!kWgmmaRows128 || cap.clusters[1] < 1) return false;
+/// K-tile time of the 128-row tile 256 wide relative to the 256-row tile's (the same products
+/// per K tile) in wgmma_rows_tile, as kWgmmaWideRowsCostNum / kWgmmaWideRowsCostDen = 1.05:
+/// with the same partitions (M = 256-4096, session 31 run 173), against cuBLAS in the same
+/// case, ×1.04-1.05 with group scales and ×1.00 per-channel.
+inline constexpr int kWgmmaWideRowsCostNum = 21;
+inline constexpr int kWgmmaWideRowsCostDen = 20;
+
+/// The tile that covers a problem of `m` x `n` x `k` for which wgmma_m_blocks gives the
+/// 256-row tile.
+enum class RowsTile {
+  kTall,      ///< the 256-row tile (kWgmmaMBlocksTall, 128 wide)
+  kNarrow,    ///< the 128-row tile 128 wide (kWgmmaNarrowTile)
+  kWide,      ///< the 128-row tile 256 wide (kWgmmaTileN)
+};
+
+/// Which of the 256-row tile and the 128-row tile, 128 or 256 wide, covers a problem of `m` x
+/// `n` x `k` (for which wgmma_m_blocks gives the 256-row tile) most cheaply on capacity `cap`
+/// (all run one CTA per SM): the wave model's cost of each tile's partition
+/// (select_wgmma_partition, with the striped cost `tall_striped_cost` or `rows_striped_cost`),
+/// plus kWgmmaTallSplitExtraCost where the 256-row tile or the wide 128-row tile splits, in
+/// K-tile times scaled by each tile's time per K tile (the 256-row tile's 1, the narrow
+/// tile's kWgmmaRowsCostNum / kWgmmaRowsCostDen, the wide tile's kWgmmaWideRowsCostNum /
+/// kWgmmaWideRowsCostDen); ties keep the 256-row tile, then the narrow one.
+/// The narrow tile takes rows the 256-row tile would pad (M = 384: ×0.79-0.93 on seven of the
+/// eight layers measured) and slices it would leave idle or split (4096 × 6144 at M = 256-512,
+/// 4096² at M = 384-768: ×0.84-0.99), and leaves M = 256 and 512 on the larger layers to the
+/// 256-row tile (there the 128-row tile measured ×1.02-1.18 slower, except 8192² at M = 256:
+/// ×0.93-0.99, kept on the 256-row tile by a small margin; session 18, runs 82-84,
+/// bench/NOTES.md change 32). The wide tile has as many slices as the 256-row tile where the
+/// 128-row groups are even in number, so it is a candidate only where they are odd (the
+/// 256-row tile pads 128 rows or more). There, against the narrow or the 256-row tile, it
+/// measured ×0.82-0.99 (against cuBLAS in the same case, both passes) on 44 of the 52 cases it
+/// moved at M = 384, 640, 896 and 1152 on the bench layers, even on 3, and ×1.00-1.07 on 5:
+/// 4096² at M = 1152, per-channel 16384² at 384, 14336 × 4096 and 4096 × 28672 at 640
+/// (session 31 run 174, bench/NOTES.md change 70).
+constexpr RowsTile wgmma_rows_tile(int m, int n, int k, const ClusterCapacity& cap,
+                                   int tall_striped_cost, int rows_striped_cost) {
+  if (!kWgmmaRows128 || cap.clusters[1] < 1) return RowsTile::kTall;
   const int k_tiles = k / kWgmmaTileK;
-  const int col_tiles = n / kWgmmaNarrowTile.tile_n();
-  const int tall_slices = col_tiles * m_groups_for(m, kWgmmaMBlocksTall);
-  const int rows_slices = col_tiles * m_groups_for(m, kWgmmaMBlocks);
-  const WgmmaPartition tall =
-      select_wgmma_partition(tall_slices, k_tiles, cap, 0, kMaxGrid, tall_striped_cost);
-  const WgmmaPartition rows =
-      select_wgmma_partition(rows_slices, k_tiles, cap, 0, kMaxGrid, rows_striped_cost);
-  const long long tall_cost = wgmma_plan_cost(tall_slices, k_tiles, cap, tall, tall_striped_cost) +
-                              (tall.split >= 2 ? kWgmmaTallSplitExtraCost : 0);
-  const long long rows_cost = wgmma_plan_cost(rows_slices, k_tiles, cap, rows, rows_striped_cost);
-  return rows_cost * kWgmmaRowsCostNum < tall_cost * kWgmmaRowsCostDen;
+  const int m_groups = m_groups_for(m, kWgmmaMBlocks);
+  // The plan cost of `slices` slices of a tile with striped cost `striped`, plus `split_extra`
+  // where its partition splits.
+  const auto cost = [&](int slices, int striped, int split_extra) {
+    const WgmmaPartition p =
+        select_wgmma_partition(slices, k_tiles, cap, 0, kMaxGrid, striped);
+    return wgmma_plan_cost(slices, k_tiles, cap, p, striped) + (p.split >= 2 ? split_extra : 0);
+  };
+  const int narrow_cols = n / kWgmmaNarrowTile.tile_n();
+  const long long tall =
+      cost(narrow_cols * m_groups_for(m, kWgmmaMBlocksTall), tall_striped_cost,
+           kWgmmaTallSplitExtraCost) * kWgmmaRowsCostDen * kWgmmaWideRowsCostDen;
+  const long long narrow = cost(narrow_cols * m_groups, rows_striped_cost, 0) *
+                           kWgmmaRowsCostNum * kWgmmaWideRowsCostDen;
+  RowsTile best = RowsTile::kTall;
+  long long best_cost = tall;
+  if (narrow < best_cost) {
+    best = RowsTile::kNarrow;
+    best_cost = narrow;
+  }
+  // The wide tile only where it makes fewer slices than the 256-row tile (an odd number of
+  // 128-row groups): with as many, the two ran the same partitions and the 256-row tile was
+  // even or faster (×0.95-1.17 the wide tile's time on 8192 × 10240 at M = 256; run 173).
+  if (kWgmmaRowsWide && n % kWgmmaTileN == 0 && m_groups % 2 == 1) {
+    const long long wide = cost(n / kWgmmaTileN * m_groups, rows_striped_cost,
+                                kWgmmaTallSplitExtraCost) *
+                           kWgmmaWideRowsCostNum * kWgmmaRowsCostDen;
+    if (wide < best_cost) best = RowsTile::kWide;
+  }
+  return best;
 }
 
 }  // namespace marlin::detail

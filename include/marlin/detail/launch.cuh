@@ -707,19 +707,20 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
       if (st != Status::kSuccess && st != Status::kErrorInsufficientSharedMemory) return st;
       wgmma = st == Status::kSuccess && fit_per_sm >= 1;
     }
-    // Where the 256-row tile was taken, the 128-row tile (128 wide) instead if the wave model
-    // finds it cheaper (wgmma_rows_beat_tall), on the 256-row kernel's cluster capacity.
+    // Where the 256-row tile was taken, the 128-row tile (128 or 256 wide) instead if the wave
+    // model finds it cheaper (wgmma_rows_tile), on the 256-row kernel's cluster capacity.
     if (wgmma && wgmma_blocks == kWgmmaMBlocksTall && kWgmmaRows128 && kWgmmaPlan == 0) {
       ClusterCapacity cap;  // one CTA per SM (fit_per_sm >= 1)
       if (const Status st = capacity_of_taken(cap, dev.sm_count); st != Status::kSuccess) {
         return st;
       }
       const bool ws_striped = kWgmmaWs && kWgmmaWsStriped && tensor_map_encoder() != nullptr;
-      if (wgmma_rows_beat_tall(
-              args.m, args.n, args.k, cap,
-              wgmma_striped_cost(kWgmmaMBlocksTall, ws_striped && ws_tile(kWgmmaMBlocksTall)),
-              wgmma_striped_cost(kWgmmaMBlocks, ws_striped && ws_tile(kWgmmaMBlocks)))) {
-        Status st = take(kWgmmaConfig, kWgmmaMBlocks, true, true);
+      const RowsTile rows = wgmma_rows_tile(
+          args.m, args.n, args.k, cap,
+          wgmma_striped_cost(kWgmmaMBlocksTall, ws_striped && ws_tile(kWgmmaMBlocksTall)),
+          wgmma_striped_cost(kWgmmaMBlocks, ws_striped && ws_tile(kWgmmaMBlocks)));
+      if (rows != RowsTile::kTall) {
+        Status st = take(kWgmmaConfig, kWgmmaMBlocks, true, rows == RowsTile::kNarrow);
         if (st != Status::kSuccess && st != Status::kErrorInsufficientSharedMemory) return st;
         if (st != Status::kSuccess || fit_per_sm < 1) {  // keep the 256-row tile
           st = take(kWgmmaConfig, kWgmmaMBlocksTall, true, true);
