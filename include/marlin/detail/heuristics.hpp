@@ -424,9 +424,9 @@ inline constexpr int kWgmmaWideRowsCostDen = 20;
 /// The tile that covers a problem of `m` x `n` x `k` for which wgmma_m_blocks gives the
 /// 256-row tile.
 enum class RowsTile {
-  kTall,      ///< the 256-row tile (kWgmmaMBlocksTall, 128 wide)
-  kNarrow,    ///< the 128-row tile 128 wide (kWgmmaNarrowTile)
-  kWide,      ///< the 128-row tile 256 wide (kWgmmaTileN)
+  kTall,    ///< the 256-row tile (kWgmmaMBlocksTall, 128 wide)
+  kNarrow,  ///< the 128-row tile 128 wide (kWgmmaNarrowTile)
+  kWide,    ///< the 128-row tile 256 wide (kWgmmaTileN)
 };
 
 /// Which of the 256-row tile and the 128-row tile, 128 or 256 wide, covers a problem of `m` x
@@ -474,8 +474,8 @@ constexpr RowsTile wgmma_rows_tile(int m, int n, int k, const ClusterCapacity& c
     best_cost = narrow;
   }
   // The wide tile only where it makes fewer slices than the 256-row tile (an odd number of
-  // 128-row groups): with as many, the two ran the same partitions and the 256-row tile was
-  // even or faster (×0.95-1.17 the wide tile's time on 8192 × 10240 at M = 256; run 173).
+  // 128-row groups): with as many, the two ran the same partitions and the wide tile was even
+  // or slower (×0.98-1.17 the 256-row tile's time on 8192 × 10240 at M = 256; run 173).
   if (kWgmmaRowsWide && n % kWgmmaTileN == 0 && m_groups % 2 == 1) {
     const long long wide = cost(n / kWgmmaTileN * m_groups, rows_striped_cost,
                                 kWgmmaTallSplitExtraCost) *
