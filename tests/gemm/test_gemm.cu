@@ -291,7 +291,7 @@ void expect_forced_partition_gives_auto_bits(const Shape& s, uint64_t seed,
 // The warpgroup kernel's hybrid partition (whole waves of whole slices, then one wave of
 // slices split over clusters; heuristics.hpp select_wgmma_partition), on shapes whose plan on
 // an H200 is such a hybrid: of the 128-row tile, 272 slices of 8 K tiles (M = 1024, which
-// wgmma_rows_beat_tall moves off the 256-row tile: 234 whole, 38 split over 3 CTAs) and 136
+// wgmma_rows_tile moves off the 256-row tile: 234 whole, 38 split over 3 CTAs) and 136
 // (M = 128: 120 whole, 16 split over 4); of the 256-row tile, 192 of 64 (132 whole, 60 split
 // over 2). On the warp-specialized kernel the plan is hybrid runs (change 38: each CTA of one
 // wave of clusters runs its whole slices, then its share of a split slice), which give the

@@ -656,12 +656,16 @@ TEST(Heuristics, RowsOf128WhereTheTallTileMeasuredSlower) {
   using marlin::detail::RowsTile;
   using marlin::detail::wgmma_rows_tile;
   static constexpr ClusterCapacity kH200{{0, 132, 66, 39, 30, 22, 17, 15, 15}};
-  // The striped costs make_plan passes where the warp-specialized kernels run striped runs.
-  constexpr auto rows = [](int m, int n, int k) {
+  // The striped costs make_plan passes where the warp-specialized kernels run striped runs;
+  // `rows` with group scales, `channel` per-channel.
+  constexpr auto plan_tile = [](int m, int n, int k, bool grouped) {
     using marlin::detail::wgmma_striped_cost;
-    return wgmma_rows_tile(m, n, k, kH200, wgmma_striped_cost(marlin::kWgmmaMBlocksTall, true),
+    return wgmma_rows_tile(m, n, k, grouped, kH200,
+                           wgmma_striped_cost(marlin::kWgmmaMBlocksTall, true),
                            wgmma_striped_cost(marlin::kWgmmaMBlocks, true));
   };
+  constexpr auto rows = [plan_tile](int m, int n, int k) { return plan_tile(m, n, k, true); };
+  constexpr auto channel = [plan_tile](int m, int n, int k) { return plan_tile(m, n, k, false); };
   if (!marlin::detail::kWgmmaRows128) {
     EXPECT_EQ(rows(384, 8192, 8192), RowsTile::kTall);
     return;
@@ -717,9 +721,28 @@ TEST(Heuristics, RowsOf128WhereTheTallTileMeasuredSlower) {
     EXPECT_EQ(rows(m, 6144, 4096), RowsTile::kTall) << m;
     EXPECT_EQ(rows(m, 8192, 8192), RowsTile::kTall) << m;
   }
+  // Per-channel the narrow tile's time per K tile is kWgmmaRowsChannelCostPct percent of the
+  // 256-row tile's (run 177, change 71: x0.94-0.99 on 7 of the 8 cases it moves, x1.02 on
+  // 8192 x 10240 at M = 192), so it also runs where it did not with group scales ...
+  if (marlin::detail::kWgmmaRowsChannelCostPct == 58) {
+    for (int m : {192, 256, 512}) {
+      EXPECT_EQ(channel(m, 10240, 8192), RowsTile::kNarrow) << m;
+      EXPECT_EQ(rows(m, 10240, 8192), RowsTile::kTall) << m;
+    }
+    EXPECT_EQ(channel(1152, 4096, 4096), RowsTile::kNarrow);
+    EXPECT_EQ(channel(1536, 6144, 4096), RowsTile::kNarrow);
+    EXPECT_EQ(channel(384, 4096, 14336), RowsTile::kNarrow);
+    EXPECT_EQ(channel(768, 4096, 14336), RowsTile::kNarrow);
+    EXPECT_EQ(channel(640, 8192, 8192), RowsTile::kNarrow);
+    // ... but not where 0.55 measured it slower per-channel (run 176: x1.04-1.16).
+    EXPECT_EQ(channel(192, 28672, 4096), RowsTile::kTall);
+    EXPECT_EQ(channel(896, 10240, 8192), RowsTile::kWide);
+    EXPECT_EQ(channel(640, 8192, 28672), RowsTile::kWide);
+  }
   // Without SMs in the capacity, never.
   constexpr ClusterCapacity kEmpty{};
-  EXPECT_EQ(wgmma_rows_tile(384, 8192, 8192, kEmpty, 26, 40), RowsTile::kTall);
+  EXPECT_EQ(wgmma_rows_tile(384, 8192, 8192, true, kEmpty, 26, 40), RowsTile::kTall);
+  EXPECT_EQ(wgmma_rows_tile(384, 8192, 8192, false, kEmpty, 26, 40), RowsTile::kTall);
   // The plan cost of a hybrid: whole waves plus its split wave (4096 x 6144, M = 1024: 98).
   static_assert(marlin::detail::wgmma_plan_cost(192, 64, kH200,
                                                 marlin::detail::WgmmaPartition{2, 132}) == 98);

@@ -716,7 +716,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
       }
       const bool ws_striped = kWgmmaWs && kWgmmaWsStriped && tensor_map_encoder() != nullptr;
       const RowsTile rows = wgmma_rows_tile(
-          args.m, args.n, args.k, cap,
+          args.m, args.n, args.k, grouped, cap,
           wgmma_striped_cost(kWgmmaMBlocksTall, ws_striped && ws_tile(kWgmmaMBlocksTall)),
           wgmma_striped_cost(kWgmmaMBlocks, ws_striped && ws_tile(kWgmmaMBlocks)));
       if (rows != RowsTile::kTall) {
