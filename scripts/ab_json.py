@@ -53,7 +53,8 @@ def main():
         (norm_moved if moved else norm_same).append(statistics.median(norm))
         if moved_only and not moved:
             continue
-        line = (f"{name.removeprefix('gemm/'):30s} {base0[name]['marlin_us']:9.2f} "
+        case = name[len("gemm/"):] if name.startswith("gemm/") else name
+        line = (f"{case:30s} {base0[name]['marlin_us']:9.2f} "
                 f"{var0[name]['marlin_us']:9.2f}  raw " + " ".join(f"{r:.3f}" for r in raw) +
                 "  norm " + " ".join(f"{r:.3f}" for r in norm))
         if moved:
