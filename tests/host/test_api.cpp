@@ -680,7 +680,7 @@ TEST(Heuristics, RowsOf128WhereTheTallTileMeasuredSlower) {
   EXPECT_EQ(rows(512, 6144, 4096), RowsTile::kNarrow);
   EXPECT_EQ(rows(512, 4096, 4096), RowsTile::kNarrow);
   EXPECT_EQ(rows(768, 4096, 4096), RowsTile::kNarrow);
-  // Run 174 (session 31, change 70): 256 wide where the 256-row tile pads 128 rows, x0.82-0.97
+  // Run 174 (session 31, change 70): 256 wide where the 256-row tile pads 128 rows, x0.82-0.99
   // against the tile planned before (128-row 128 wide, or 256-row) on the larger layers at
   // M = 384, 640, 896 and 1152, 4096 x 6144 at 640 and 8192^2 at 640.
   for (auto [k, n] : {std::pair{8192, 10240}, std::pair{28672, 8192}, std::pair{16384, 16384},

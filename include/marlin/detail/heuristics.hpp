@@ -463,7 +463,8 @@ enum class RowsTile {
 /// measured ×0.82-0.99 (against cuBLAS in the same case, both passes) on 44 of the 52 cases it
 /// moved at M = 384, 640, 896 and 1152 on the bench layers, even on 3, and ×1.00-1.07 on 5:
 /// 4096² at M = 1152, per-channel 16384² at 384, 14336 × 4096 and 4096 × 28672 at 640
-/// (session 31 run 174, bench/NOTES.md change 70).
+/// (session 31 run 174, bench/NOTES.md change 70; since change 71 a few per-channel cases of
+/// those take the narrow tile instead, 4096² at M = 1152 among them).
 constexpr RowsTile wgmma_rows_tile(int m, int n, int k, bool grouped, const ClusterCapacity& cap,
                                    int tall_striped_cost, int rows_striped_cost) {
   const long long rows_num = grouped ? kWgmmaRowsCostNum : kWgmmaRowsChannelCostPct;
