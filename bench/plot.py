@@ -43,7 +43,8 @@ def group_label(g):
 
 def load(path, family):
     """Returns (context, cases, shape_order): cases maps (k, n, m, g) to a dict with
-    'median' (counter -> value), 'spread' (float or None) or 'error' (message)."""
+    'median' (counter -> value), 'spread' (float or None) and 'label' (the case's label: its
+    plan), or 'error' (message)."""
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
     raw = {}
@@ -85,7 +86,8 @@ def load(path, family):
             lo = hi = None
         if lo is not None and hi is not None and median["marlin_us"] > 0:
             spread = (hi - lo) / median["marlin_us"]
-        cases[key] = {"median": median, "spread": spread}
+        label = (aggs["median"] if "median" in aggs else runs[0]).get("label", "")
+        cases[key] = {"median": median, "spread": spread, "label": label}
     return data.get("context", {}), cases, shape_order
 
 

@@ -5,25 +5,21 @@ base's in each pass (`raw`), the same ratio normalized by cuBLAS in the same cas
 from M = 128, the GPU's power cap and state move marlin and cuBLAS together between passes),
 and the plan labels where they differ. Then medians over the cases whose plan moved and over
 the others, and the cuBLAS control.
-    scripts/ab_json.py base1.json var1.json [base2.json var2.json ...] [--moved]
+    scripts/ab_json.py base1.json var1.json [base2.json var2.json ...] [--moved] [--family F]
 Passes are pairs (base, variant) run in the same call, best in both orders; --moved prints
-only the cases whose plan label differs. Standard library only."""
-import json
+only the cases whose plan label differs; --family picks the bench family (default gemm).
+Reads the reports with bench/plot.py's loader (standard library only)."""
+import argparse
+import os
 import statistics
 import sys
 
-
-def load(path):
-    """Median rows of a report: run name (without the iteration suffix) -> row."""
-    out = {}
-    for row in json.load(open(path, encoding="utf-8"))["benchmarks"]:
-        if row.get("aggregate_name") == "median":
-            out[row["run_name"].split("/iterations:")[0]] = row
-    return out
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+from plot import load  # noqa: E402  (bench/plot.py: the reports' one parser)
 
 
-def plan_of(row):
-    return row.get("label", "").split(" copies")[0]
+def plan_of(case):
+    return case["label"].split(" copies")[0]
 
 
 def summary(name, values):
@@ -34,31 +30,36 @@ def summary(name, values):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    moved_only = "--moved" in sys.argv
-    if len(args) < 2 or len(args) % 2:
-        sys.exit(__doc__)
-    passes = [(load(args[i]), load(args[i + 1])) for i in range(0, len(args), 2)]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("reports", nargs="+", help="base1 var1 [base2 var2 ...]")
+    parser.add_argument("--moved", action="store_true", help="only cases whose plan moved")
+    parser.add_argument("--family", default="gemm")
+    args = parser.parse_args()
+    if len(args.reports) % 2:
+        parser.error("reports come in pairs: base, variant")
+    reports = [load(path, args.family)[1] for path in args.reports]
+    passes = list(zip(reports[0::2], reports[1::2]))
     base0, var0 = passes[0]
     raw_moved, raw_same, norm_moved, norm_same, control = [], [], [], [], []
-    for name in base0:
-        if not all(name in b and name in v for b, v in passes):
-            continue
-        raw = [v[name]["marlin_us"] / b[name]["marlin_us"] for b, v in passes]
-        norm = [(v[name]["marlin_us"] / v[name]["cublas_us"]) /
-                (b[name]["marlin_us"] / b[name]["cublas_us"]) for b, v in passes]
-        control += [v[name]["cublas_us"] / b[name]["cublas_us"] for b, v in passes]
-        moved = plan_of(base0[name]) != plan_of(var0[name])
+    for key in base0:
+        if not all("median" in b.get(key, {}) and "median" in v.get(key, {}) for b, v in passes):
+            continue  # missing, or an error in some pass
+        pairs = [(b[key]["median"], v[key]["median"]) for b, v in passes]
+        raw = [v["marlin_us"] / b["marlin_us"] for b, v in pairs]
+        norm = [(v["marlin_us"] / v["cublas_us"]) / (b["marlin_us"] / b["cublas_us"])
+                for b, v in pairs]
+        control += [v["cublas_us"] / b["cublas_us"] for b, v in pairs]
+        moved = plan_of(base0[key]) != plan_of(var0[key])
         (raw_moved if moved else raw_same).append(statistics.median(raw))
         (norm_moved if moved else norm_same).append(statistics.median(norm))
-        if moved_only and not moved:
+        if args.moved and not moved:
             continue
-        case = name[len("gemm/"):] if name.startswith("gemm/") else name
-        line = (f"{case:30s} {base0[name]['marlin_us']:9.2f} "
-                f"{var0[name]['marlin_us']:9.2f}  raw " + " ".join(f"{r:.3f}" for r in raw) +
+        k, n, m, g = key
+        line = (f"{f'k{k}_n{n}/m{m}/g{g}':30s} {pairs[0][0]['marlin_us']:9.2f} "
+                f"{pairs[0][1]['marlin_us']:9.2f}  raw " + " ".join(f"{r:.3f}" for r in raw) +
                 "  norm " + " ".join(f"{r:.3f}" for r in norm))
         if moved:
-            line += f"  | {plan_of(base0[name])} -> {plan_of(var0[name])}"
+            line += f"  | {plan_of(base0[key])} -> {plan_of(var0[key])}"
         print(line)
     print(summary("moved plans, raw", raw_moved))
     print(summary("moved plans, norm", norm_moved))
