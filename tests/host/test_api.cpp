@@ -721,10 +721,10 @@ TEST(Heuristics, RowsOf128WhereTheTallTileMeasuredSlower) {
     EXPECT_EQ(rows(m, 6144, 4096), RowsTile::kTall) << m;
     EXPECT_EQ(rows(m, 8192, 8192), RowsTile::kTall) << m;
   }
-  // Per-channel the narrow tile's time per K tile is kWgmmaRowsChannelCostPct percent of the
+  // Per-channel the narrow tile's time per K tile is kWgmmaRowsChannelCostNum percent of the
   // 256-row tile's (run 177, change 71: x0.94-0.99 on 7 of the 8 cases it moves, x1.02 on
   // 8192 x 10240 at M = 192), so it also runs where it did not with group scales ...
-  if (marlin::detail::kWgmmaRowsChannelCostPct == 58) {
+  if (marlin::detail::kWgmmaRowsChannelCostNum == 58) {
     for (int m : {192, 256, 512}) {
       EXPECT_EQ(channel(m, 10240, 8192), RowsTile::kNarrow) << m;
       EXPECT_EQ(rows(m, 10240, 8192), RowsTile::kTall) << m;

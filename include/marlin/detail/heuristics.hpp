@@ -403,19 +403,20 @@ inline constexpr bool kWgmmaRowsWide = MARLIN_WGMMA_ROWS_128 >= 2;
 /// ×0.80 with 0.55).
 inline constexpr int kWgmmaRowsCostNum = 19;
 inline constexpr int kWgmmaRowsCostDen = 30;
-/// kWgmmaRowsCostNum / kWgmmaRowsCostDen for per-channel scales, in percent: 58 since session
-/// 31 (bench/NOTES.md change 71). Per-channel the 128-row tile measured relatively cheaper
-/// than with group scales (its B tile is dequantized once per 128 rows instead of 256, and
-/// group scales add to that work): with 0.55 for both, the per-channel cases it moved took
-/// mostly ×0.94-0.98 and the grouped ones mostly ×1.01-1.13 (run 176); 0.58 per-channel only
-/// took ×0.94-0.99 on 7 of the 8 bench cases it moves at M = 192-1536 and ×1.02 on 8192 ×
-/// 10240 at M = 192 (run 177, against cuBLAS in the same case). Build with
-/// -DMARLIN_WGMMA_ROWS_CHANNEL_COST_PCT=n only to measure others.
+/// kWgmmaRowsCostNum / kWgmmaRowsCostDen for per-channel scales, as kWgmmaRowsChannelCostNum
+/// percent: 58 since session 31 (bench/NOTES.md change 71). Per-channel the 128-row tile
+/// measured relatively cheaper than with group scales (its B tile is dequantized once per 128
+/// rows instead of 256, and group scales add to that work): with 0.55 for both, the
+/// per-channel cases it moved took mostly ×0.94-0.98 and the grouped ones mostly ×1.01-1.13
+/// (run 176); 0.58 per-channel only took ×0.94-0.99 on 7 of the 8 bench cases it moves at
+/// M = 192-1536 and ×1.02 on 8192 × 10240 at M = 192 (run 177, against cuBLAS in the same
+/// case). Build with -DMARLIN_WGMMA_ROWS_CHANNEL_COST_PCT=n only to measure others.
 #ifndef MARLIN_WGMMA_ROWS_CHANNEL_COST_PCT
 #define MARLIN_WGMMA_ROWS_CHANNEL_COST_PCT 58
 #endif
-inline constexpr int kWgmmaRowsChannelCostPct = MARLIN_WGMMA_ROWS_CHANNEL_COST_PCT;
-static_assert(kWgmmaRowsChannelCostPct > 0, "MARLIN_WGMMA_ROWS_CHANNEL_COST_PCT must be > 0");
+inline constexpr int kWgmmaRowsChannelCostNum = MARLIN_WGMMA_ROWS_CHANNEL_COST_PCT;
+inline constexpr int kWgmmaRowsChannelCostDen = 100;
+static_assert(kWgmmaRowsChannelCostNum > 0, "MARLIN_WGMMA_ROWS_CHANNEL_COST_PCT must be > 0");
 /// What a cluster split of the 256-row tile costs beyond kWgmmaClusterCost, in its K-tile times,
 /// when it is compared with the 128-row tile: its splits of 2 took 1.11-1.19× the time of the
 /// 128-row tile's whole slices where the model with kWgmmaClusterCost alone says 0.97 (4096 ×
@@ -444,14 +445,14 @@ enum class RowsTile {
 
 /// Which of the 256-row tile and the 128-row tile, 128 or 256 wide, covers a problem of `m` x
 /// `n` x `k` with group scales or not (`grouped`; wgmma_m_blocks gives the 256-row tile for
-/// it) most cheaply on capacity `cap`
-/// (all run one CTA per SM): the wave model's cost of each tile's partition
-/// (select_wgmma_partition, with the striped cost `tall_striped_cost` or `rows_striped_cost`),
-/// plus kWgmmaTallSplitExtraCost where the 256-row tile or the wide 128-row tile splits, in
-/// K-tile times scaled by each tile's time per K tile (the 256-row tile's 1, the narrow
-/// tile's kWgmmaRowsCostNum / kWgmmaRowsCostDen with group scales and kWgmmaRowsChannelCostPct
-/// percent without, the wide tile's kWgmmaWideRowsCostNum /
-/// kWgmmaWideRowsCostDen); ties keep the 256-row tile, then the narrow one.
+/// it) most cheaply on capacity `cap` (all run one CTA per SM): the wave model's cost of each
+/// tile's partition (select_wgmma_partition, with the striped cost `tall_striped_cost` or
+/// `rows_striped_cost`), plus kWgmmaTallSplitExtraCost where the 256-row tile or the wide
+/// 128-row tile splits, in K-tile times scaled by each tile's time per K tile (the 256-row
+/// tile's 1; the narrow tile's kWgmmaRowsCostNum / kWgmmaRowsCostDen with group scales,
+/// kWgmmaRowsChannelCostNum / kWgmmaRowsChannelCostDen without; the wide tile's
+/// kWgmmaWideRowsCostNum / kWgmmaWideRowsCostDen); ties keep the 256-row tile, then the
+/// narrow one.
 /// The narrow tile takes rows the 256-row tile would pad (M = 384: ×0.79-0.93 on seven of the
 /// eight layers measured) and slices it would leave idle or split (4096 × 6144 at M = 256-512,
 /// 4096² at M = 384-768: ×0.84-0.99), and leaves M = 256 and 512 on the larger layers to the
@@ -467,8 +468,8 @@ enum class RowsTile {
 /// those take the narrow tile instead, 4096² at M = 1152 among them).
 constexpr RowsTile wgmma_rows_tile(int m, int n, int k, bool grouped, const ClusterCapacity& cap,
                                    int tall_striped_cost, int rows_striped_cost) {
-  const long long rows_num = grouped ? kWgmmaRowsCostNum : kWgmmaRowsChannelCostPct;
-  const long long rows_den = grouped ? kWgmmaRowsCostDen : 100;
+  const long long rows_num = grouped ? kWgmmaRowsCostNum : kWgmmaRowsChannelCostNum;
+  const long long rows_den = grouped ? kWgmmaRowsCostDen : kWgmmaRowsChannelCostDen;
   if (!kWgmmaRows128 || cap.clusters[1] < 1) return RowsTile::kTall;
   const int k_tiles = k / kWgmmaTileK;
   const int m_groups = m_groups_for(m, kWgmmaMBlocks);
