@@ -51,8 +51,8 @@ def edit(mode, text):
     return insert(text, last_copy, after=indent + "}\n")
 
 
-# Instances for `compile`: the 32-row tile (four computing warpgroups) plain and pushing, the
-# 64-row and the 256-row tiles (two), both scale modes.
+# Instances for `compile`: the 32-row tile plain and pushing and the 64-row tile (four computing
+# warpgroups each), the 256-row tile (two), both scale modes.
 INSTANCES = ((2, 16, "true", "false"), (2, 16, "false", "true"), (4, 16, "false", "false"),
              (16, 8, "true", "false"))
 

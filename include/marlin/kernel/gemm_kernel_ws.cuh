@@ -1,5 +1,5 @@
 // Warp-specialized variant of the warpgroup kernel's tiles (256, 128, 64 and 32 rows;
-// bench/NOTES.md, changes 20-24 and 60). Three or five warpgroups: in warpgroup 0 one thread
+// bench/NOTES.md, changes 20-24, 60 and 72). Three or five warpgroups: in warpgroup 0 one thread
 // fills the stages with tensor copies (the TMA: the A tile, the B tile and the scale row, whose
 // bytes complete on a `full` mbarrier per stage); the computing warpgroups (two of half the
 // columns each, or four of one 64-column strip: ws_compute_warpgroups) only dequantize and
@@ -100,9 +100,10 @@ __global__ void __launch_bounds__(WsGeometry<kMBlocks, kNBlocks, kGrouped>::kThr
   constexpr int kDepth = G::kDepth;
   // The computing loop runs whole trips of kDepth stages with no bound test per stage (the
   // last trip tests it): 75 instructions per warp and stage instead of 93 in the 32-row tile
-  // with group scales (bench/NOTES.md change 62). Not elsewhere: in the other tiles the same
-  // loop spilled and their plans ran slower (run 160); in the 32-row push kernels ptxas
-  // serialized the wgmmas.
+  // with group scales (bench/NOTES.md change 62), and the 64-row tile's four warpgroups
+  // measured faster with them too (change 72). Only where four warpgroups compute: in the
+  // two-warpgroup tiles the same loop spilled and their plans ran slower (run 160); in the
+  // push kernels ptxas serialized the 32-row tile's wgmmas.
   constexpr bool kWholeTrips = G::kComputeWgs == 4 && !kPush;
   constexpr int kStrips = G::kWgStrips;  // 64-column strips per computing warpgroup
   constexpr int kCopyThreads = 128;
@@ -116,9 +117,12 @@ __global__ void __launch_bounds__(WsGeometry<kMBlocks, kNBlocks, kGrouped>::kThr
   // last arrival sums them in registers (changes 31 and 34, bench/NOTES.md).
   constexpr int kAccVecs = kStrips * G::kTileM / 8;  // accumulator float4s per thread
   // Vectors loaded at once when one other CTA shares the slice, and with more (when the
-  // running sum takes registers too).
+  // running sum takes registers too: 8 vectors, or 4 at the 112 registers of four computing
+  // warpgroups, where 8 spilled the running sum's loop and slowed the 64-row tile's striped
+  // runs x1.14-1.16; change 72).
   constexpr int kWideChunk = kAccVecs < 16 ? kAccVecs : 16;
-  constexpr int kChunk = kWideChunk < 8 ? kWideChunk : 8;
+  constexpr int kChunkMost = G::kComputeWgs == 4 ? 4 : 8;
+  constexpr int kChunk = kWideChunk < kChunkMost ? kWideChunk : kChunkMost;
   static_assert(kAccVecs % kWideChunk == 0 && kWideChunk % kChunk == 0, "whole chunks");
   extern __shared__ int4 smem_raw[];
   __shared__ uint64_t full_bar[kDepth];   // the stage's copies have landed (bytes)

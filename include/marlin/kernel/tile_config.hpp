@@ -210,22 +210,29 @@ constexpr int exchange_bytes(TileConfig c, int m_blocks) {
   return (16 * m_blocks * c.tile_n() / 8 + kMaxClusterSplit) * 32;
 }
 
-/// Whether the warp-specialized 32-row tile (256 wide) computes with four warpgroups of one
-/// 64-column strip each instead of two of two strips (kernel::gemm_kernel_ws; bench/NOTES.md
-/// changes 60-61: with the wgmma descriptors built once, x0.93-0.97 at M = 17-32; alone, the
-/// warps' per-stage overhead outweighed them). The 64-row tile spilled 148-152 bytes with four
-/// (112 registers per computing thread). Build with -DMARLIN_WS_WIDE_COMPUTE=0 only to measure
-/// the alternative.
+/// Which warp-specialized tiles 256 wide compute with four warpgroups of one 64-column strip
+/// each instead of two of two strips (kernel::gemm_kernel_ws): 2, the 32- and 64-row tiles;
+/// 1, the 32-row tile only; 0, none. Four pay where the computing warps' dependency chains,
+/// not the tensor pipe, bound a stage: the 32-row tile x0.93-0.97 at M = 17-32 once the wgmma
+/// descriptors were built once (bench/NOTES.md changes 60-61; alone, the warps' per-stage
+/// overhead outweighed them), the 64-row tile at M = 33-64 (change 72). Build with
+/// -DMARLIN_WS_WIDE_COMPUTE=1 or 0 only to measure the alternatives.
 #ifndef MARLIN_WS_WIDE_COMPUTE
-#define MARLIN_WS_WIDE_COMPUTE 1
+#define MARLIN_WS_WIDE_COMPUTE 2
 #endif
-inline constexpr bool kWsWideCompute = MARLIN_WS_WIDE_COMPUTE != 0;
+inline constexpr int kWsWideCompute = MARLIN_WS_WIDE_COMPUTE;
+static_assert(kWsWideCompute >= 0 && kWsWideCompute <= 2,
+              "MARLIN_WS_WIDE_COMPUTE must be 0, 1 or 2");
 
 /// Computing warpgroups of the warp-specialized warpgroup tile of `m_blocks` x configuration
-/// `c`: 4 for the 32-row tile 256 wide (kWsWideCompute), each of one 64-column strip; 2
-/// otherwise, each of half the columns.
+/// `c`: 4 for the 32-row tile 256 wide and, at kWsWideCompute 2, the 64-row tile 256 wide, each
+/// warpgroup of one 64-column strip; 2 otherwise, each of half the columns. (Four computing
+/// warpgroups leave 112 registers per computing thread: ws_compute_regs.)
 constexpr int ws_compute_warpgroups(TileConfig c, int m_blocks) {
-  return kWsWideCompute && c.tile_n() == 4 * 64 && m_blocks == kWgmmaMBlocksTiny ? 4 : 2;
+  const bool four = c.tile_n() == 4 * 64 &&
+                    ((kWsWideCompute >= 1 && m_blocks == kWgmmaMBlocksTiny) ||
+                     (kWsWideCompute >= 2 && m_blocks == kWgmmaMBlocksSmall));
+  return four ? 4 : 2;
 }
 
 /// Threads per CTA of the warp-specialized warpgroup tile of `m_blocks` x configuration `c`:
