@@ -196,6 +196,10 @@ TEST(TileConfigs, PipelineDepthAndTilesPerBarrier) {
   static_assert(stages_for(kTileConfigs[0], 8, true) == marlin::kWgmmaStages);
   static_assert(stages_for(kTileConfigs[1], marlin::kWgmmaMBlocksTiny, true) ==
                 marlin::kWgmmaTinyStages);
+  static_assert(stages_for(kTileConfigs[1], marlin::kWgmmaMBlocksSmall, true) ==
+                marlin::kWgmmaSmallStages);
+  static_assert(stages_for(kTileConfigs[1], marlin::kWgmmaMBlocksSmall, false) ==
+                marlin::kStages);  // the mma.sync kernel of 64 rows: its own depth
   if (marlin::kTilesPerSync == 2) {  // not static: A/B builds change it
     // Six stages where they fit the portable 99 KB: every 32-row tile; 4 where they do not
     // (the 48- and 64-row 128 x 128 tiles).

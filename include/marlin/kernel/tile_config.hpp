@@ -54,6 +54,17 @@ static_assert(kWgmmaStages >= 4 && kWgmmaStages <= 8, "MARLIN_WGMMA_STAGES must 
 inline constexpr int kWgmmaTinyStages = MARLIN_WGMMA_TINY_STAGES;
 static_assert(kWgmmaTinyStages >= 4 && kWgmmaTinyStages <= 8,
               "MARLIN_WGMMA_TINY_STAGES must be within 4..8");
+/// Pipeline depth of the warpgroup kernel's 64-row tile (kWgmmaMBlocksSmall; 16.5 KB stages):
+/// 5 stages measured x0.985 in median against 4 at M = 40-64 (bench/NOTES.md change 73, on the
+/// warp-specialized tile's four computing warpgroups); 6 were as fast where the plan does not
+/// push, but with group scales the push variant's receive region no longer fits beside them.
+/// Override with -DMARLIN_WGMMA_SMALL_STAGES=n (4..8) only to measure other depths.
+#ifndef MARLIN_WGMMA_SMALL_STAGES
+#define MARLIN_WGMMA_SMALL_STAGES 5
+#endif
+inline constexpr int kWgmmaSmallStages = MARLIN_WGMMA_SMALL_STAGES;
+static_assert(kWgmmaSmallStages >= 4 && kWgmmaSmallStages <= 8,
+              "MARLIN_WGMMA_SMALL_STAGES must be within 4..8");
 /// The group size of grouped scales (the only one supported so far).
 inline constexpr int kGroupSize = 128;
 /// Largest m_blocks of one CTA tile; larger M runs as several 64-row problems in one launch.
@@ -151,12 +162,14 @@ constexpr int tiles_per_sync(bool wgmma, int m_blocks) {
 }
 
 /// Pipeline depth of a kernel of `m_blocks` x configuration `c`: kWgmmaStages for the
-/// warpgroup kernels (`wgmma`; kWgmmaTinyStages for their 32-row tile); for the mma.sync
-/// kernels kPairedStages where they synchronize once per two tiles and that depth fits
-/// kPortableSmemBytes with grouped scales (the larger stage, so that both scale modes of a
-/// tile take the same depth), kStages otherwise.
+/// warpgroup kernels (`wgmma`; kWgmmaTinyStages for their 32-row tile, kWgmmaSmallStages for
+/// their 64-row tile); for the mma.sync kernels kPairedStages where they synchronize once per
+/// two tiles and that depth fits kPortableSmemBytes with grouped scales (the larger stage, so
+/// that both scale modes of a tile take the same depth), kStages otherwise.
 constexpr int stages_for(TileConfig c, int m_blocks, bool wgmma) {
-  if (wgmma) return m_blocks == kWgmmaMBlocksTiny ? kWgmmaTinyStages : kWgmmaStages;
+  if (wgmma && m_blocks == kWgmmaMBlocksTiny) return kWgmmaTinyStages;
+  if (wgmma && m_blocks == kWgmmaMBlocksSmall) return kWgmmaSmallStages;
+  if (wgmma) return kWgmmaStages;
   if (tiles_per_sync(false, m_blocks) == 1) return kStages;
   const bool paired_fits =
       kPairedStages * stage_bytes(c, m_blocks, true) + kSmemAlign <= kPortableSmemBytes;
