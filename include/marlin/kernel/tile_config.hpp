@@ -228,8 +228,9 @@ constexpr int exchange_bytes(TileConfig c, int m_blocks) {
 /// 1, the 32-row tile only; 0, none. Four pay where the computing warps' dependency chains,
 /// not the tensor pipe, bound a stage: the 32-row tile x0.93-0.97 at M = 17-32 once the wgmma
 /// descriptors were built once (bench/NOTES.md changes 60-61; alone, the warps' per-stage
-/// overhead outweighed them), the 64-row tile at M = 33-64 (change 72). Build with
-/// -DMARLIN_WS_WIDE_COMPUTE=1 or 0 only to measure the alternatives.
+/// overhead outweighed them), the 64-row tile x0.966-0.970 in median at M = 40-64 (change 72,
+/// with whole trips). Build with -DMARLIN_WS_WIDE_COMPUTE=1 or 0 only to measure the
+/// alternatives.
 #ifndef MARLIN_WS_WIDE_COMPUTE
 #define MARLIN_WS_WIDE_COMPUTE 2
 #endif
