@@ -164,7 +164,7 @@ TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
         const int smem = marlin::smem_bytes(marlin::kTileConfigs[i], m_blocks, grouped, false);
         EXPECT_LE(smem, kSm86OptinBytes) << "config " << i << " m_blocks " << m_blocks;
         // the pipeline and the fp32 reduction tile that reuses it both fit
-        EXPECT_GE(smem, marlin::stages_for(marlin::kTileConfigs[i], m_blocks, false) *
+        EXPECT_GE(smem, marlin::stages_for(marlin::kTileConfigs[i], m_blocks, false, grouped) *
                             marlin::stage_bytes(marlin::kTileConfigs[i], m_blocks, grouped));
         EXPECT_GE(smem, 16 * m_blocks * (marlin::kTileConfigs[i].tile_n() + 8) * 4);
       }
@@ -192,30 +192,38 @@ TEST(TileConfigs, PipelineDepthAndTilesPerBarrier) {
                 tiles_per_sync(true, 2) == 1);
   static_assert(tiles_per_sync(false, 2) == marlin::kTilesPerSync &&
                 tiles_per_sync(false, 4) == marlin::kTilesPerSync);
-  static_assert(stages_for(kTileConfigs[0], 1, false) == marlin::kStages);
-  static_assert(stages_for(kTileConfigs[0], 8, true) == marlin::kWgmmaStages);
-  static_assert(stages_for(kTileConfigs[1], marlin::kWgmmaMBlocksTiny, true) ==
+  static_assert(stages_for(kTileConfigs[0], 1, false, true) == marlin::kStages);
+  static_assert(stages_for(kTileConfigs[0], 8, true, true) == marlin::kWgmmaStages);
+  static_assert(stages_for(kTileConfigs[0], 8, true, false) == marlin::kWgmmaStages);
+  static_assert(stages_for(kTileConfigs[1], marlin::kWgmmaMBlocksTiny, true, true) ==
                 marlin::kWgmmaTinyStages);
-  static_assert(stages_for(kTileConfigs[1], marlin::kWgmmaMBlocksSmall, true) ==
+  // The 64-row warpgroup tile's depth by scale mode; the mma.sync kernel of 64 rows has its own.
+  static_assert(stages_for(kTileConfigs[1], marlin::kWgmmaMBlocksSmall, true, true) ==
                 marlin::kWgmmaSmallStages);
-  static_assert(stages_for(kTileConfigs[1], marlin::kWgmmaMBlocksSmall, false) ==
-                marlin::kStages);  // the mma.sync kernel of 64 rows: its own depth
+  static_assert(stages_for(kTileConfigs[1], marlin::kWgmmaMBlocksSmall, true, false) ==
+                marlin::kWgmmaSmallChannelStages);
+  static_assert(stages_for(kTileConfigs[1], marlin::kWgmmaMBlocksSmall, false, true) ==
+                marlin::kStages);
   if (marlin::kTilesPerSync == 2) {  // not static: A/B builds change it
     // Six stages where they fit the portable 99 KB: every 32-row tile; 4 where they do not
-    // (the 48- and 64-row 128 x 128 tiles).
-    EXPECT_EQ(stages_for(kTileConfigs[0], 2, false), marlin::kPairedStages);
-    EXPECT_EQ(stages_for(kTileConfigs[1], 2, false), marlin::kPairedStages);
-    EXPECT_EQ(stages_for(kTileConfigs[2], 2, false), marlin::kPairedStages);
-    EXPECT_EQ(stages_for(kTileConfigs[0], 3, false), marlin::kStages);
-    EXPECT_EQ(stages_for(kTileConfigs[0], 4, false), marlin::kStages);
+    // (the 48- and 64-row 128 x 128 tiles). The same in both scale modes.
+    for (bool grouped : {false, true}) {
+      EXPECT_EQ(stages_for(kTileConfigs[0], 2, false, grouped), marlin::kPairedStages);
+      EXPECT_EQ(stages_for(kTileConfigs[1], 2, false, grouped), marlin::kPairedStages);
+      EXPECT_EQ(stages_for(kTileConfigs[2], 2, false, grouped), marlin::kPairedStages);
+      EXPECT_EQ(stages_for(kTileConfigs[0], 3, false, grouped), marlin::kStages);
+      EXPECT_EQ(stages_for(kTileConfigs[0], 4, false, grouped), marlin::kStages);
+    }
   }
   for (int i = 0; i < marlin::kNumTileConfigs; ++i) {
     for (int m_blocks = 1; m_blocks <= marlin::kMaxMBlocks; ++m_blocks) {
-      const int depth = stages_for(kTileConfigs[i], m_blocks, false);
+      const int depth = stages_for(kTileConfigs[i], m_blocks, false, true);
       const int per_sync = tiles_per_sync(false, m_blocks);
-      // whole groups of tiles per trip of the unrolled loop, and a group in flight
+      // whole groups of tiles per trip of the unrolled loop, and a group in flight; one depth
+      // for both scale modes
       EXPECT_EQ(depth % per_sync, 0) << i << " " << m_blocks;
       EXPECT_GE(depth, 2 * per_sync) << i << " " << m_blocks;
+      EXPECT_EQ(stages_for(kTileConfigs[i], m_blocks, false, false), depth) << i << " " << m_blocks;
     }
   }
 }
@@ -231,7 +239,7 @@ TEST(TileConfigs, ClusterExchangeBufferFitsBesideThePipelineOnSm90) {
         const int offset = marlin::exchange_offset(c, m_blocks, grouped);
         const int exchange = marlin::exchange_bytes(c, m_blocks);
         // after the pipeline and the reduction tile, inside what the host launches with
-        const int depth = marlin::stages_for(c, m_blocks, false);
+        const int depth = marlin::stages_for(c, m_blocks, false, grouped);
         EXPECT_GE(offset, depth * marlin::stage_bytes(c, m_blocks, grouped));
         EXPECT_GE(offset, 16 * m_blocks * (c.tile_n() + 8) * 4);
         EXPECT_LE(offset + marlin::kSmemAlign, base);
@@ -404,7 +412,7 @@ TEST(Heuristics, WarpgroupTileWhereItMeasuredFaster) {
       for (bool grouped : {false, true}) {
         const int smem = marlin::smem_bytes(tile, m_blocks, grouped, true);
         EXPECT_LE(smem, 227 * 1024) << m_blocks;
-        EXPECT_GE(smem, marlin::stages_for(tile, m_blocks, true) *
+        EXPECT_GE(smem, marlin::stages_for(tile, m_blocks, true, grouped) *
                             marlin::stage_bytes(tile, m_blocks, grouped));
         EXPECT_GE(smem, 16 * m_blocks * (tile.tile_n() + 8) * 4);
         // The warp-specialized kernel adds its fp16 output tile after all of that.

@@ -2,12 +2,13 @@
 //
 // Per CTA (8 warps), for each slice segment of its run (striped, or its rank's share of a
 // cluster split: detail/partition.hpp):
-//  1. a cp.async pipeline of stages_for(tile, m_blocks, path) stages streams A (fp16; rows
-//     past M are zeroed once per segment and never copied), B (packed 4-bit) and, for grouped
-//     scales, one scale row per K tile into shared memory; each thread's copy addresses are
-//     set up once per segment and advanced by a constant per tile, and the loop is unrolled
-//     over the stages so that every shared-memory offset is an immediate; one CTA barrier per
-//     tile, or per two tiles in the mma.sync kernels of m_blocks >= 2 (tiles_per_sync);
+//  1. a cp.async pipeline of stages_for(tile, m_blocks, path, scale mode) stages streams A
+//     (fp16; rows past M are zeroed once per segment and never copied), B (packed 4-bit) and,
+//     for grouped scales, one scale row per K tile into shared memory; each thread's copy
+//     addresses are set up once per segment and advanced by a constant per tile, and the loop
+//     is unrolled over the stages so that every shared-memory offset is an immediate; one CTA
+//     barrier per tile, or per two tiles in the mma.sync kernels of m_blocks >= 2
+//     (tiles_per_sync);
 //  2. mma.sync path (m_blocks 1..4): each warp owns a 64-column strip and every
 //     (8 / strips)-th k16 row of the tile: it loads A fragments with ldmatrix.x4 from an
 //     XOR-swizzled tile, dequantizes its lane's 16 bytes of B in registers (dequant.cuh) and
@@ -67,7 +68,8 @@ struct Geometry {
   static constexpr int kTileN = 16 * kNBlocks;
   static constexpr int kTileK = 16 * kKBlocks;
   // pipeline stages, and tiles multiplied between two CTA barriers
-  static constexpr int kDepth = stages_for(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kWarpgroup);
+  static constexpr int kDepth =
+      stages_for(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kWarpgroup, kGroupedScales);
   static constexpr int kPerSync = tiles_per_sync(kWarpgroup, kMBlocks);
   static_assert(kDepth % kPerSync == 0 && kDepth >= 2 * kPerSync,
                 "whole groups of tiles per pipeline trip, and one group in flight");

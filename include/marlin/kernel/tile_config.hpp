@@ -54,17 +54,28 @@ static_assert(kWgmmaStages >= 4 && kWgmmaStages <= 8, "MARLIN_WGMMA_STAGES must 
 inline constexpr int kWgmmaTinyStages = MARLIN_WGMMA_TINY_STAGES;
 static_assert(kWgmmaTinyStages >= 4 && kWgmmaTinyStages <= 8,
               "MARLIN_WGMMA_TINY_STAGES must be within 4..8");
-/// Pipeline depth of the warpgroup kernel's 64-row tile (kWgmmaMBlocksSmall; 16.5 KB stages):
-/// 5 stages measured x0.985 in median against 4 at M = 40-64 (bench/NOTES.md change 73, on the
-/// warp-specialized tile's four computing warpgroups); 6 were as fast where the plan does not
-/// push, but with group scales the push variant's receive region no longer fits beside them.
-/// Override with -DMARLIN_WGMMA_SMALL_STAGES=n (4..8) only to measure other depths.
+/// Pipeline depth of the warpgroup kernel's 64-row tile (kWgmmaMBlocksSmall; 16.5 KB stages)
+/// with group scales: 5 stages measured x0.985 in median against 4 at M = 40-64 (bench/NOTES.md
+/// change 73, on the warp-specialized tile's four computing warpgroups); 6 do not leave room
+/// for the push variant's receive region beside them. Override with
+/// -DMARLIN_WGMMA_SMALL_STAGES=n (4..8) only to measure other depths.
 #ifndef MARLIN_WGMMA_SMALL_STAGES
 #define MARLIN_WGMMA_SMALL_STAGES 5
 #endif
 inline constexpr int kWgmmaSmallStages = MARLIN_WGMMA_SMALL_STAGES;
 static_assert(kWgmmaSmallStages >= 4 && kWgmmaSmallStages <= 8,
               "MARLIN_WGMMA_SMALL_STAGES must be within 4..8");
+/// kWgmmaSmallStages per-channel, whose stages are 512 bytes smaller (no scale row): 6, where
+/// the push variant's receive region still fits. Against five, per-channel at M = 40-64
+/// (bench/NOTES.md, runs 183 and 189): x0.9965 in median, 17 of 36 cases faster in both
+/// passes and one slower, 8192 x 10240 x0.96-0.97. Override with
+/// -DMARLIN_WGMMA_SMALL_CHANNEL_STAGES=n (4..8) only to measure other depths.
+#ifndef MARLIN_WGMMA_SMALL_CHANNEL_STAGES
+#define MARLIN_WGMMA_SMALL_CHANNEL_STAGES 6
+#endif
+inline constexpr int kWgmmaSmallChannelStages = MARLIN_WGMMA_SMALL_CHANNEL_STAGES;
+static_assert(kWgmmaSmallChannelStages >= 4 && kWgmmaSmallChannelStages <= 8,
+              "MARLIN_WGMMA_SMALL_CHANNEL_STAGES must be within 4..8");
 /// The group size of grouped scales (the only one supported so far).
 inline constexpr int kGroupSize = 128;
 /// Largest m_blocks of one CTA tile; larger M runs as several 64-row problems in one launch.
@@ -161,14 +172,17 @@ constexpr int tiles_per_sync(bool wgmma, int m_blocks) {
   return !wgmma && m_blocks >= 2 ? kTilesPerSync : 1;
 }
 
-/// Pipeline depth of a kernel of `m_blocks` x configuration `c`: kWgmmaStages for the
-/// warpgroup kernels (`wgmma`; kWgmmaTinyStages for their 32-row tile, kWgmmaSmallStages for
-/// their 64-row tile); for the mma.sync kernels kPairedStages where they synchronize once per
-/// two tiles and that depth fits kPortableSmemBytes with grouped scales (the larger stage, so
-/// that both scale modes of a tile take the same depth), kStages otherwise.
-constexpr int stages_for(TileConfig c, int m_blocks, bool wgmma) {
+/// Pipeline depth of a kernel of `m_blocks` x configuration `c` with `grouped` scales or
+/// per-channel: kWgmmaStages for the warpgroup kernels (`wgmma`; kWgmmaTinyStages for their
+/// 32-row tile, kWgmmaSmallStages or per-channel kWgmmaSmallChannelStages for their 64-row
+/// tile); for the mma.sync kernels, in either scale mode, kPairedStages where they synchronize
+/// once per two tiles and that depth fits kPortableSmemBytes with grouped scales (the larger
+/// stage, so that both scale modes of a tile take the same depth), kStages otherwise.
+constexpr int stages_for(TileConfig c, int m_blocks, bool wgmma, bool grouped) {
   if (wgmma && m_blocks == kWgmmaMBlocksTiny) return kWgmmaTinyStages;
-  if (wgmma && m_blocks == kWgmmaMBlocksSmall) return kWgmmaSmallStages;
+  if (wgmma && m_blocks == kWgmmaMBlocksSmall) {
+    return grouped ? kWgmmaSmallStages : kWgmmaSmallChannelStages;
+  }
   if (wgmma) return kWgmmaStages;
   if (tiles_per_sync(false, m_blocks) == 1) return kStages;
   const bool paired_fits =
@@ -179,7 +193,7 @@ constexpr int stages_for(TileConfig c, int m_blocks, bool wgmma) {
 /// Bytes of a CTA's pipeline (stages_for stages) or of the fp32 reduction tile that reuses
 /// its memory, whichever is larger; `wgmma` for the warpgroup kernels.
 constexpr int pipeline_bytes(TileConfig c, int m_blocks, bool grouped, bool wgmma) {
-  const int pipe = stages_for(c, m_blocks, wgmma) * stage_bytes(c, m_blocks, grouped);
+  const int pipe = stages_for(c, m_blocks, wgmma, grouped) * stage_bytes(c, m_blocks, grouped);
   const int reduce = 16 * m_blocks * (c.tile_n() + 8) * 4;  // fp32 reduction tile
   return pipe > reduce ? pipe : reduce;
 }
