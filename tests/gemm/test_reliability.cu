@@ -330,9 +330,14 @@ void run_without_workspace(GemmProblem& p, const marlin::detail::Plan& plan,
   ASSERT_NO_FATAL_FAILURE(run_partition(p, plan, ref, c));
 }
 
-/// Why the warp-specialized kernel cannot run on `dev` (empty where it can).
+/// Why the warp-specialized kernel cannot run on `dev` (empty where it can), for every
+/// warpgroup tile: the tests that call this count plans of each tile's variant.
 std::string ws_kernel_unavailable(const marlin::detail::DeviceInfo& dev) {
   if (!dev.wgmma) return "the warpgroup kernel needs sm_90a code on an sm_90 GPU";
+  if (marlin::detail::kWgmmaWsLevel < 4) {  // an A/B build (launch.cuh, MARLIN_WGMMA_WS)
+    return "built with MARLIN_WGMMA_WS=" + std::to_string(marlin::detail::kWgmmaWsLevel) +
+           ": not every warpgroup tile has its warp-specialized variant";
+  }
   if (marlin::detail::tensor_map_encoder() == nullptr) {
     return "the warp-specialized kernel needs the driver's tensor map encoder";
   }
