@@ -67,8 +67,8 @@ static_assert(kWgmmaSmallStages >= 4 && kWgmmaSmallStages <= 8,
               "MARLIN_WGMMA_SMALL_STAGES must be within 4..8");
 /// kWgmmaSmallStages per-channel, whose stages are 512 bytes smaller (no scale row): 6, where
 /// the push variant's receive region still fits. Against five, per-channel at M = 40-64
-/// (bench/NOTES.md, runs 183 and 189): x0.9965 in median, 17 of 36 cases faster in both
-/// passes and one slower, 8192 x 10240 x0.96-0.97. Override with
+/// (bench/NOTES.md, run 189): x0.9965 in median, 17 of 36 cases faster in both passes and one
+/// slower, 8192 x 10240 x0.96-0.97 (as in run 183). Override with
 /// -DMARLIN_WGMMA_SMALL_CHANNEL_STAGES=n (4..8) only to measure other depths.
 #ifndef MARLIN_WGMMA_SMALL_CHANNEL_STAGES
 #define MARLIN_WGMMA_SMALL_CHANNEL_STAGES 6
