@@ -99,11 +99,11 @@ __global__ void __launch_bounds__(WsGeometry<kMBlocks, kNBlocks, kGrouped>::kThr
   using G = WsGeometry<kMBlocks, kNBlocks, kGrouped>;
   constexpr int kDepth = G::kDepth;
   // The computing loop runs whole trips of kDepth stages with no bound test per stage (the
-  // last trip tests it): 75 instructions per warp and stage instead of 93 in the 32-row tile
-  // with group scales (bench/NOTES.md change 62), and the 64-row tile's four warpgroups
-  // measured faster with them too (change 72). Only where four warpgroups compute: in the
-  // two-warpgroup tiles the same loop spilled and their plans ran slower (run 160); in the
-  // push kernels ptxas serialized the 32-row tile's wgmmas.
+  // last trip tests it): 75 instructions per warp and stage (between consecutive `full`
+  // waits) instead of 93 in the 32-row tile with group scales (bench/NOTES.md change 62), and
+  // the 64-row tile's four warpgroups measured faster with them too (change 72). Only where
+  // four warpgroups compute: in the two-warpgroup tiles the same loop spilled and their plans
+  // ran slower (run 160); in the push kernels ptxas serialized the 32-row tile's wgmmas.
   constexpr bool kWholeTrips = G::kComputeWgs == 4 && !kPush;
   constexpr int kStrips = G::kWgStrips;  // 64-column strips per computing warpgroup
   constexpr int kCopyThreads = 128;
