@@ -366,6 +366,37 @@ TEST(GemmWarpgroup, TilesBesideTheMmaSyncSplitOfTwoMatchReference) {
   }
 }
 
+// The 64-wide decode tile (heuristics.hpp use_narrow_decode_tile, change 78) where the
+// 128-wide one would run striped runs over short slices (8192 x 2048, 7168 x 4096: a split of
+// 2 of the narrow tile on an H200) or a cluster split that leaves SMs idle (1024 x 4096,
+// 1536 x 8192: 64 and 96 CTAs, 128 and 192 with the narrow tile); and the 128-wide tile where
+// neither holds (2048 x 2048, 6144 x 4096).
+TEST(GemmDecode, NarrowTileWhereTheWideOneLeavesSmsIdleMatchesReference) {
+  MARLIN_REQUIRE_GPU();
+  marlin::detail::DeviceInfo dev;
+  ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+  struct Case {
+    Shape s;
+    bool narrow;  // on an H200
+  };
+  for (const Case& c : std::vector<Case>{{{4, 8192, 2048, 128}, true},
+                                         {{1, 7168, 4096, -1}, true},
+                                         {{1, 1024, 4096, 128}, true},
+                                         {{16, 1536, 8192, -1}, true},
+                                         {{1, 2048, 2048, 128}, false},
+                                         {{16, 6144, 4096, -1}, false}}) {
+    const Shape& s = c.s;
+    marlin::detail::Plan plan;
+    ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
+    EXPECT_FALSE(plan.wgmma);
+    if (dev.cluster && dev.sm_count == 132 && marlin::detail::kClusterSplit) {
+      EXPECT_EQ(plan.tile.tile_n(), c.narrow ? 64 : 128) << s.m << "x" << s.n << "x" << s.k;
+      EXPECT_GE(plan.part.split, 2) << s.m << "x" << s.n << "x" << s.k;
+    }
+    run_and_check(s.m, s.n, s.k, s.g);
+  }
+}
+
 // More whole slices than kMaxGrid (which bounds only the slice counters of partitions that
 // reduce through the workspace): 4100 slices of the 256-row tile (2 row groups of 2050
 // 128-column slices, the second holding 244 rows), no workspace. The automatic plan runs them

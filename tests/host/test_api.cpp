@@ -788,6 +788,48 @@ TEST(Heuristics, ClusterSplitOnlyWhereItMeasuredFaster) {
   }
 }
 
+TEST(Heuristics, NarrowDecodeTileWhereTheWideOneLeavesSmsIdle) {
+  using marlin::detail::narrow_decode_candidate;
+  using marlin::detail::use_narrow_decode_tile;
+  // H200 (132 SMs), the splits make_plan finds there (bench/NOTES.md, change 78). Striped
+  // runs of the wide tile on short slices, a split of 2 of the narrow one: 8192 x 2048 (16 K
+  // tiles) to 8192 x 5120 (40); not 8192 x 6144 (48) or the bench's 8192 x 8192 (64).
+  static_assert(use_narrow_decode_tile(8192, 2048, 132, 0, 2));
+  static_assert(use_narrow_decode_tile(7168, 4096, 132, 0, 2));
+  static_assert(use_narrow_decode_tile(8192, 5120, 132, 0, 2));
+  static_assert(!narrow_decode_candidate(8192, 6144, 132, 0));
+  static_assert(!narrow_decode_candidate(8192, 8192, 132, 0));
+  // The narrow tile striped too (4096 x 28672: 448 slices): no.
+  static_assert(narrow_decode_candidate(28672, 4096, 132, 0));
+  static_assert(!use_narrow_decode_tile(28672, 4096, 132, 0, 0));
+  // Wide splits of 8 over 64 and 96 CTAs (N = 1024, 1536) on at least 4096 x 1024 weights.
+  static_assert(use_narrow_decode_tile(1024, 4096, 132, 8, 8));
+  static_assert(use_narrow_decode_tile(1024, 16384, 132, 8, 8));
+  static_assert(use_narrow_decode_tile(1536, 8192, 132, 8, 8));
+  static_assert(!narrow_decode_candidate(1024, 2048, 132, 8));  // 2^21 weights
+  static_assert(!narrow_decode_candidate(512, 4096, 132, 8));
+  // Splits that cover more than 3/4 of the SMs: 2048 x 2048 and 4096 x 2048 (128 CTAs), the
+  // bench's 4096 x 4096 (224), 6144 x 4096 (192), 4096 x 14336 (224), 16384 x 16384 (256).
+  static_assert(!narrow_decode_candidate(2048, 2048, 132, 8));
+  static_assert(!narrow_decode_candidate(2048, 4096, 132, 8));
+  static_assert(!narrow_decode_candidate(4096, 4096, 132, 7));
+  static_assert(!narrow_decode_candidate(6144, 4096, 132, 4));
+  static_assert(!narrow_decode_candidate(4096, 14336, 132, 7));
+  static_assert(!narrow_decode_candidate(16384, 16384, 132, 2));
+  // N that 128 does not divide keeps the narrow tile anyway (select_tile_config).
+  static_assert(!narrow_decode_candidate(960, 4096, 132, 8));
+  // The boundary of 3/4 of the SMs: 99 of 132.
+  static_assert(narrow_decode_candidate(2048 + 384, 8192, 132, 4));   // 19 x 4 = 76
+  static_assert(!narrow_decode_candidate(3200, 8192, 132, 4));        // 25 x 4 = 100
+  for (int n = 128; n <= 65536; n += 128) {
+    for (int split = 0; split <= 8; ++split) {
+      if (split == 1) continue;
+      // No narrow tile without a narrow cluster split, whatever the wide plan.
+      EXPECT_FALSE(use_narrow_decode_tile(n, 4096, 132, split, 0));
+    }
+  }
+}
+
 // ---- striped partition --------------------------------------------------------------------
 
 // Walks every CTA's run (and, in hybrid runs, its tail) as the kernel does and checks: each

@@ -26,9 +26,10 @@ constexpr bool tile_divides(int config, int n) {
 /// Index into kTileConfigs for an (m, n) problem (n % 64 == 0). The deep 128x128 tile keeps
 /// more weight bytes in flight per CTA and gives twice the slices; the 256-wide tile reuses each
 /// A fragment over more columns. Measured on the H200 (bench/NOTES.md, change 9): 128x128 is
-/// faster at M <= 16 everywhere, at 17 <= M <= 64 on layers up to N = 10240 (by 5-23 %) and
-/// beyond 64 rows up to N = 4096 (even at 6144); 256x64 on the wider layers (by 3-10 %), from
-/// N = 16384 and 8192 respectively. N that only 64 divides takes 64x128.
+/// faster at M <= 16 on every bench layer, at 17 <= M <= 64 on layers up to N = 10240 (by
+/// 5-23 %) and beyond 64 rows up to N = 4096 (even at 6144); 256x64 on the wider layers (by
+/// 3-10 %), from N = 16384 and 8192 respectively. N that only 64 divides takes 64x128. (At
+/// M <= 16 make_plan may still take 64x128 where use_narrow_decode_tile says so: change 78.)
 constexpr int select_tile_config(int m, int n) {
   const int wide_from_n = m <= 16 ? 0 : m <= 64 ? 16384 : 8192;  // 0: never
   if (wide_from_n > 0 && n >= wide_from_n && tile_divides(1, n)) return 1;
@@ -210,6 +211,52 @@ constexpr int select_split(int slices, int k_tiles, int ctas_per_sm, int sm_coun
   if (split < 2) return 0;
   if (ctas_per_sm >= 2 && split > 2 && split < 5) return 0;
   return split;
+}
+
+/// The decode tile 64 columns wide (kTileConfigs[kNarrowDecodeConfig], 128 deep) that
+/// use_narrow_decode_tile may take instead of 128 x 128.
+inline constexpr int kNarrowDecodeConfig = 2;
+static_assert(kTileConfigs[kNarrowDecodeConfig].tile_n() == 64 &&
+                  kTileConfigs[kNarrowDecodeConfig].tile_k() == kTileConfigs[0].tile_k(),
+              "the narrow decode tile is 64 wide and as deep as 128 x 128");
+/// Most K tiles (of 128) per slice for which use_narrow_decode_tile's first rule holds:
+/// measured faster to K = 5120 (x0.97-0.995 there), even at 6144 (x0.99-1.02), slower at 8192
+/// (x1.01-1.05).
+inline constexpr int kNarrowDecodeMaxKTiles = 40;
+/// Fewest weights (K x N) for which use_narrow_decode_tile's second rule holds: below, the
+/// call is mostly its fixed costs, which the narrow tile's extra K-warp reduction rounds add
+/// to (K x N 4096 x 512 and 2048 x 1024, 2^21 weights: x0.92-1.05).
+inline constexpr long long kNarrowDecodeMinWeights = 4096LL * 1024;
+
+/// use_narrow_decode_tile's conditions on the 128-wide tile alone (the narrow tile's split is
+/// worth planning only where they hold).
+constexpr bool narrow_decode_candidate(int n, int k, int sm_count, int wide_split) {
+  if (n % 128 != 0) return false;
+  if (wide_split == 0) return k / 128 <= kNarrowDecodeMaxKTiles;
+  return 4LL * (n / 128) * wide_split <= 3LL * sm_count &&
+         static_cast<long long>(k) * n >= kNarrowDecodeMinWeights;
+}
+
+/// Whether a decode call (M <= 16, the mma.sync kernels' 16-row tile) of an `n` x `k` weight
+/// takes the 64-wide tile instead of 128 x 128, given the cluster split each would run on a
+/// device of `sm_count` SMs (select_split after the cluster capacity check, 0 for striped
+/// runs): `wide_split` for the 128-wide tile's n / 128 slices, `narrow_split` for the narrow
+/// tile's n / 64. Measured on the H200 (bench/NOTES.md, change 78), two cases:
+/// - the wide tile would run striped runs over short slices (at most kNarrowDecodeMaxKTiles
+///   K tiles) where the narrow one runs a cluster split: the workspace sums of striped runs
+///   whose every CTA shares a slice, against an on-chip sum (K x N 2048 x 8192, 3072 x 8192,
+///   4096 x 7168, 4096 x 8192, 5120 x 8192: x0.72-0.995);
+/// - the wide tile's cluster split leaves at least a quarter of the SMs idle (slices x split
+///   <= 3/4 of sm_count) on a layer of at least kNarrowDecodeMinWeights: twice the CTAs at
+///   the same split (N = 1024 and 1536, K = 4096-16384: x0.77-0.98).
+/// Elsewhere it measured slower or mixed: its loop moves fewer bytes per tile for the same
+/// fixed steps (x1.00-1.34 on the bench layers, but for 4096 x 4096 with group scales,
+/// x0.87-0.95), and its eight K-warp reduction rounds cost where it only adds CTAs to a
+/// split that already covers the SMs (2048 x 2048, 4096 x 2048, 8192 x 2048, 3072 x 3072,
+/// 8192 x 3072: x0.92-1.33).
+constexpr bool use_narrow_decode_tile(int n, int k, int sm_count, int wide_split,
+                                      int narrow_split) {
+  return narrow_split >= 2 && narrow_decode_candidate(n, k, sm_count, wide_split);
 }
 
 /// Resident capacity of the warpgroup kernel on one device: clusters[s] clusters of s CTAs fit

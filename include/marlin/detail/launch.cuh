@@ -741,6 +741,28 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
         st != Status::kSuccess) {
       return st;
     }
+    // Decode calls: the 64-wide tile where use_narrow_decode_tile finds it faster, from the
+    // cluster split each tile would run.
+    if constexpr (std::is_same_v<Config, AutoTile>) {
+      if (config == 0 && plan.m_blocks == 1 && kClusterSplit && dev.cluster) {
+        int wide_split = 0, narrow_split = 0;
+        if (const Status st = mma_cluster_split(wide_split); st != Status::kSuccess) return st;
+        if (narrow_decode_candidate(args.n, args.k, dev.sm_count, wide_split)) {
+          if (const Status st = take(kNarrowDecodeConfig, 1, false, false);
+              st != Status::kSuccess) {
+            return st;
+          }
+          if (const Status st = mma_cluster_split(narrow_split); st != Status::kSuccess) {
+            return st;
+          }
+          if (!use_narrow_decode_tile(args.n, args.k, dev.sm_count, wide_split, narrow_split)) {
+            if (const Status st = take(config, 1, false, false); st != Status::kSuccess) {
+              return st;
+            }
+          }
+        }
+      }
+    }
   }
   const TileConfig tile = plan.tile;
   if (fit_per_sm < 1) return Status::kErrorInsufficientSharedMemory;
