@@ -548,31 +548,73 @@ void register_case(const std::string& family, const Shape& shape, int m, int gro
       ->ComputeStatistics("max", max_of);
 }
 
-// The batch sizes of the gemm/ grid: kBatches, or the comma-separated list in
-// MARLIN_BENCH_BATCHES (e.g. "48,96"). Returns false, with a message, on a malformed list.
-bool grid_batches(std::vector<int>& batches) {
-  batches.assign(kBatches.begin(), kBatches.end());
-  const char* env = std::getenv("MARLIN_BENCH_BATCHES");
-  if (env == nullptr || *env == '\0') return true;
-  batches.clear();
-  const char* p = env;
-  while (*p != '\0') {
+// Parses environment variable `name`, if set and not empty, as a comma-separated list:
+// `item(p, end)` reads one item at p, sets *end past it and says whether it is valid. Returns
+// false, with a message naming what was `expected`, when an item is invalid or is not followed
+// by a comma or the end; `set` says whether the variable gave a list.
+template <class Item>
+bool env_list(const char* name, const char* expected, bool& set, Item item) {
+  const char* env = std::getenv(name);
+  set = env != nullptr && *env != '\0';
+  for (const char* p = set ? env : ""; *p != '\0';) {
     char* end = nullptr;
-    const long m = std::strtol(p, &end, 10);
-    if (end == p || m < 1 || m > 65536 || (*end != ',' && *end != '\0')) {
-      std::fprintf(stderr, "marlin_bench: MARLIN_BENCH_BATCHES=\"%s\": expected batch sizes "
-                   "1..65536 separated by commas\n", env);
+    if (!item(p, &end) || (*end != ',' && *end != '\0')) {
+      std::fprintf(stderr, "marlin_bench: %s=\"%s\": expected %s separated by commas\n", name,
+                   env, expected);
       return false;
     }
-    batches.push_back(static_cast<int>(m));
     p = *end == ',' ? end + 1 : end;
   }
   return true;
 }
 
+// The batch sizes of the gemm/ grid: kBatches, or the list in MARLIN_BENCH_BATCHES (e.g.
+// "48,96"). Returns false, with a message, on a malformed list.
+bool grid_batches(std::vector<int>& batches) {
+  std::vector<int> listed;
+  bool set = false;
+  const bool ok = env_list("MARLIN_BENCH_BATCHES", "batch sizes 1..65536", set,
+                           [&](const char* p, char** end) {
+                             const long m = std::strtol(p, end, 10);
+                             listed.push_back(static_cast<int>(m));
+                             return *end != p && m >= 1 && m <= 65536;
+                           });
+  if (set) {
+    batches = listed;
+  } else {
+    batches.assign(kBatches.begin(), kBatches.end());
+  }
+  return ok;
+}
+
+// The weight shapes of the gemm/ grid: kShapes, or the list of K x N in MARLIN_BENCH_SHAPES
+// (e.g. "2048x8192,4096x1024"). Returns false, with a message, on a malformed list or a shape
+// that marlin::gemm refuses (K a multiple of 128, N of 64, K x N below 2^31).
+bool grid_shapes(std::vector<Shape>& shapes) {
+  std::vector<Shape> listed;
+  bool set = false;
+  const bool ok = env_list(
+      "MARLIN_BENCH_SHAPES", "K x N pairs such as 4096x1024 (K a multiple of 128, N of 64, "
+      "K * N < 2^31)", set, [&](const char* p, char** end) {
+        const long k = std::strtol(p, end, 10);
+        if (*end == p || **end != 'x') return false;
+        const char* q = *end + 1;
+        const long n = std::strtol(q, end, 10);
+        listed.push_back(Shape{static_cast<int>(k), static_cast<int>(n), "MARLIN_BENCH_SHAPES"});
+        return *end != q && k >= 128 && k % 128 == 0 && n >= 64 && n % 64 == 0 &&
+               static_cast<long long>(k) * n < (1LL << 31);
+      });
+  if (set) {
+    shapes = listed;
+  } else {
+    shapes.assign(kShapes.begin(), kShapes.end());
+  }
+  return ok;
+}
+
 // Shape-major, then group, then m: consecutive cases share their weights (Workload::prepare).
-void register_all(const std::vector<int>& batches) {
-  for (const Shape& shape : kShapes) {
+void register_all(const std::vector<Shape>& shapes, const std::vector<int>& batches) {
+  for (const Shape& shape : shapes) {
     for (int group : kGroups) {
       for (int m : batches) register_case("gemm", shape, m, group);
     }
@@ -642,8 +684,9 @@ int main(int argc, char** argv) {
   using namespace marlin_bench;
   const bool list_only = list_tests_requested(argc, argv);
   std::vector<int> batches;
-  if (!grid_batches(batches)) return 2;
-  register_all(batches);
+  std::vector<Shape> shapes;
+  if (!grid_batches(batches) || !grid_shapes(shapes)) return 2;
+  register_all(shapes, batches);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   // No filter (or ".") means the full grid; quick/ repeats part of it and runs only when asked.
