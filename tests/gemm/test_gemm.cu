@@ -367,10 +367,10 @@ TEST(GemmWarpgroup, TilesBesideTheMmaSyncSplitOfTwoMatchReference) {
 }
 
 // The 64-wide decode tile (heuristics.hpp use_narrow_decode_tile, change 78) where the
-// 128-wide one would run striped runs over short slices (8192 x 2048, 7168 x 4096: a split of
-// 2 of the narrow tile on an H200) or a cluster split that leaves SMs idle (1024 x 4096,
-// 1536 x 8192: 64 and 96 CTAs, 128 and 192 with the narrow tile); and the 128-wide tile where
-// neither holds (2048 x 2048, 6144 x 4096).
+// 128-wide one would run striped runs over short slices (K x N 2048 x 8192, 4096 x 7168: a
+// split of 2 of the narrow tile on an H200) or a cluster split that leaves SMs idle
+// (4096 x 1024, 8192 x 1536: 64 and 96 CTAs, 128 and 192 with the narrow tile); and the
+// 128-wide tile where neither holds (2048 x 2048, 4096 x 6144).
 TEST(GemmDecode, NarrowTileWhereTheWideOneLeavesSmsIdleMatchesReference) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
