@@ -729,6 +729,9 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
       }
     }
   }
+  // The mma.sync kernel's cluster split, where the choice of its decode tile already planned it
+  // (-1: not yet).
+  int mma_split = -1;
   if (!wgmma) {
     int config = 0;
     if constexpr (std::is_same_v<Config, AutoTile>) {
@@ -755,11 +758,16 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
           if (const Status st = mma_cluster_split(narrow_split); st != Status::kSuccess) {
             return st;
           }
-          if (!use_narrow_decode_tile(args.n, args.k, dev.sm_count, wide_split, narrow_split)) {
+          if (use_narrow_decode_tile(args.n, args.k, dev.sm_count, wide_split, narrow_split)) {
+            mma_split = narrow_split;
+          } else {
             if (const Status st = take(config, 1, false, false); st != Status::kSuccess) {
               return st;
             }
+            mma_split = wide_split;
           }
+        } else {
+          mma_split = wide_split;
         }
       }
     }
@@ -846,8 +854,10 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   // Far fewer slices than resident CTAs (small layers, small batches): on sm_90 split each
   // slice's K over a cluster of CTAs that reduces in shared memory, rather than over striped
   // runs that reduce through the workspace.
-  int split = 0;
-  if (const Status st = mma_cluster_split(split); st != Status::kSuccess) return st;
+  int split = mma_split;
+  if (split < 0) {
+    if (const Status st = mma_cluster_split(split); st != Status::kSuccess) return st;
+  }
   if (split >= 2) {
     set_split(args, split, plan);
     return Status::kSuccess;
