@@ -223,7 +223,8 @@ TEST(TileConfigs, PipelineDepthAndTilesPerBarrier) {
       // for both scale modes
       EXPECT_EQ(depth % per_sync, 0) << i << " " << m_blocks;
       EXPECT_GE(depth, 2 * per_sync) << i << " " << m_blocks;
-      EXPECT_EQ(stages_for(kTileConfigs[i], m_blocks, false, false), depth) << i << " " << m_blocks;
+      EXPECT_EQ(stages_for(kTileConfigs[i], m_blocks, false, false), depth)
+          << i << " " << m_blocks;
     }
   }
 }
