@@ -366,6 +366,37 @@ TEST(GemmWarpgroup, TilesBesideTheMmaSyncSplitOfTwoMatchReference) {
   }
 }
 
+// A decode shape and whether an H200 plans it on the 64-wide tile.
+struct DecodeTileCase {
+  Shape s;
+  bool narrow;
+};
+
+// Each case's automatic plan: the mma.sync kernel, on an H200 the expected tile width with a
+// cluster split (of 3-4 on the narrow tile where `mid_split`), and the result against the
+// reference.
+void check_decode_tiles(const std::vector<DecodeTileCase>& cases, bool mid_split) {
+  marlin::detail::DeviceInfo dev;
+  ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+  for (const DecodeTileCase& c : cases) {
+    const Shape& s = c.s;
+    SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+                 " g" + std::to_string(s.g));
+    marlin::detail::Plan plan;
+    ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
+    EXPECT_FALSE(plan.wgmma);
+    if (dev.cluster && dev.sm_count == 132 && marlin::detail::kClusterSplit) {
+      EXPECT_EQ(plan.tile.tile_n(), c.narrow ? 64 : 128);
+      if (mid_split && c.narrow) {
+        EXPECT_TRUE(plan.part.split == 3 || plan.part.split == 4) << "split " << plan.part.split;
+      } else {
+        EXPECT_GE(plan.part.split, 2);
+      }
+    }
+    run_and_check(s.m, s.n, s.k, s.g);
+  }
+}
+
 // The 64-wide decode tile (heuristics.hpp use_narrow_decode_tile, change 78) where the
 // 128-wide one would run striped runs over short slices (K x N 2048 x 8192, 4096 x 7168: a
 // split of 2 of the narrow tile on an H200) or a cluster split that leaves SMs idle
@@ -373,28 +404,31 @@ TEST(GemmWarpgroup, TilesBesideTheMmaSyncSplitOfTwoMatchReference) {
 // 128-wide tile where neither holds (2048 x 2048, 4096 x 6144).
 TEST(GemmDecode, NarrowTileWhereTheWideOneLeavesSmsIdleMatchesReference) {
   MARLIN_REQUIRE_GPU();
-  marlin::detail::DeviceInfo dev;
-  ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
-  struct Case {
-    Shape s;
-    bool narrow;  // on an H200
-  };
-  for (const Case& c : std::vector<Case>{{{4, 8192, 2048, 128}, true},
-                                         {{1, 7168, 4096, -1}, true},
-                                         {{1, 1024, 4096, 128}, true},
-                                         {{16, 1536, 8192, -1}, true},
-                                         {{1, 2048, 2048, 128}, false},
-                                         {{16, 6144, 4096, -1}, false}}) {
-    const Shape& s = c.s;
-    marlin::detail::Plan plan;
-    ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
-    EXPECT_FALSE(plan.wgmma);
-    if (dev.cluster && dev.sm_count == 132 && marlin::detail::kClusterSplit) {
-      EXPECT_EQ(plan.tile.tile_n(), c.narrow ? 64 : 128) << s.m << "x" << s.n << "x" << s.k;
-      EXPECT_GE(plan.part.split, 2) << s.m << "x" << s.n << "x" << s.k;
-    }
-    run_and_check(s.m, s.n, s.k, s.g);
-  }
+  check_decode_tiles({{{4, 8192, 2048, 128}, true},
+                      {{1, 7168, 4096, -1}, true},
+                      {{1, 1024, 4096, 128}, true},
+                      {{16, 1536, 8192, -1}, true},
+                      {{1, 2048, 2048, 128}, false},
+                      {{16, 6144, 4096, -1}, false}},
+                     false);
+}
+
+// The 64-wide decode tile with a cluster split of 3-4 (heuristics.hpp
+// use_narrow_decode_mid_split, change 79) where the 128-wide one runs a split of 7-8 over short
+// slices: K x N 4096 x 4096 and 2048 x 4096 (3 ranks over fewer CTAs on an H200, from 1 row
+// with group scales, from 9 per-channel), 3584 x 3584 (4 ranks over as many CTAs, from 8
+// rows); the 128-wide tile below those rows, on longer slices (6144 x 4096) and where the
+// narrow tile's split would be 2 (5120 x 5120).
+TEST(GemmDecode, NarrowTileMidSplitOnShortSlicesMatchesReference) {
+  MARLIN_REQUIRE_GPU();
+  check_decode_tiles({{{1, 4096, 4096, 128}, true},
+                      {{16, 4096, 2048, -1}, true},
+                      {{8, 3584, 3584, 128}, true},
+                      {{1, 3584, 3584, 128}, false},
+                      {{8, 4096, 4096, -1}, false},
+                      {{1, 4096, 6144, 128}, false},
+                      {{16, 5120, 5120, 128}, false}},
+                     true);
 }
 
 // More whole slices than kMaxGrid (which bounds only the slice counters of partitions that

@@ -789,6 +789,11 @@ TEST(Heuristics, ClusterSplitOnlyWhereItMeasuredFaster) {
   }
 }
 
+// The bench grid's layers (bench/shapes.hpp), K x N.
+const std::vector<std::pair<int, int>> kBenchLayers{{4096, 6144},   {4096, 4096},  {4096, 28672},
+                                                    {14336, 4096},  {8192, 10240}, {8192, 8192},
+                                                    {8192, 57344},  {28672, 8192}, {16384, 16384}};
+
 TEST(Heuristics, NarrowDecodeTileWhereTheWideOneLeavesSmsIdle) {
   using marlin::detail::narrow_decode_candidate;
   using marlin::detail::use_narrow_decode_tile;
@@ -826,18 +831,63 @@ TEST(Heuristics, NarrowDecodeTileWhereTheWideOneLeavesSmsIdle) {
   // No bench layer moves: with select_split's splits for both tiles at two CTAs per SM (the
   // cluster capacity, which can only lower a split, left out), the wide tile everywhere.
   using marlin::detail::select_split;
-  for (const auto& [k, n] : std::vector<std::pair<int, int>>{{4096, 6144},
-                                                             {4096, 4096},
-                                                             {4096, 28672},
-                                                             {14336, 4096},
-                                                             {8192, 10240},
-                                                             {8192, 8192},
-                                                             {8192, 57344},
-                                                             {28672, 8192},
-                                                             {16384, 16384}}) {
+  for (const auto& [k, n] : kBenchLayers) {
     const int wide = select_split(n / 128, k / 128, 2, 132, 8);
     const int narrow = select_split(n / 64, k / 128, 2, 132, 8);
     EXPECT_FALSE(use_narrow_decode_tile(n, k, 132, wide, narrow)) << k << " x " << n;
+  }
+}
+
+TEST(Heuristics, NarrowDecodeMidSplitOnShortSlices) {
+  using marlin::detail::narrow_decode_mid_candidate;
+  using marlin::detail::select_split;
+  using marlin::detail::use_narrow_decode_mid_split;
+  // H200 (132 SMs, two CTAs per SM), shapes K x N (bench/NOTES.md, change 79). The narrow
+  // tile's 64 slices of N = 4096 and 56 of N = 3584 get a split of 4 only with mid splits
+  // allowed (the cluster capacity lowers N = 4096's to 3); the 128-wide tile's stay 8.
+  static_assert(select_split(64, 32, 2, 132, 8, true) == 4);
+  static_assert(select_split(64, 32, 2, 132, 8) == 0);
+  static_assert(select_split(56, 28, 2, 132, 8, true) == 4);
+  static_assert(select_split(32, 32, 2, 132, 8, true) == select_split(32, 32, 2, 132, 8));
+  // At one CTA per SM select_split takes any split anyway.
+  static_assert(select_split(64, 32, 1, 132, 8, true) == select_split(64, 32, 1, 132, 8));
+  // Short slices (K = 1024-4096) on a wide split: with group scales from 1 row, per-channel
+  // from 9.
+  static_assert(narrow_decode_mid_candidate(1, 4096, 4096, true, 7));
+  static_assert(narrow_decode_mid_candidate(16, 4096, 1024, true, 7));
+  static_assert(narrow_decode_mid_candidate(1, 3584, 3584, true, 8));
+  static_assert(!narrow_decode_mid_candidate(8, 4096, 4096, false, 7));
+  static_assert(narrow_decode_mid_candidate(9, 4096, 4096, false, 7));
+  static_assert(narrow_decode_mid_candidate(16, 4096, 2048, false, 7));
+  // Longer slices: K = 4224 (33 K tiles), 6144, 14336 (the bench's 14336 x 4096).
+  static_assert(!narrow_decode_mid_candidate(1, 4096, 4224, true, 7));
+  static_assert(!narrow_decode_mid_candidate(1, 4096, 6144, true, 7));
+  static_assert(!narrow_decode_mid_candidate(16, 4096, 14336, true, 7));
+  // The wide tile striped (use_narrow_decode_tile's case) or N that 128 does not divide.
+  static_assert(!narrow_decode_mid_candidate(1, 8192, 2048, true, 0));
+  static_assert(!narrow_decode_mid_candidate(1, 4032, 4096, true, 8));
+  // N = 4096: a split of 3 over 192 CTAs against 7 over 224, from 1 row. N = 3584: 4 over 224
+  // against 8 over 224, from 8 rows.
+  static_assert(use_narrow_decode_mid_split(1, 4096, 7, 3));
+  static_assert(!use_narrow_decode_mid_split(1, 3584, 8, 4));
+  static_assert(!use_narrow_decode_mid_split(7, 3584, 8, 4));
+  static_assert(use_narrow_decode_mid_split(8, 3584, 8, 4));
+  // Only splits of 3-4: a split of 2 (N = 5120 and 6144 after the capacity check), none, or
+  // splits of 5 or more (which select_split gives without mid splits) are not taken.
+  for (int split : {0, 2, 5, 8}) {
+    EXPECT_FALSE(use_narrow_decode_mid_split(16, 4096, 8, split)) << split;
+  }
+  // On the bench layers (select_split's splits at two CTAs per SM, the cluster capacity left
+  // out), only 4096 x 4096 moves, and never where use_narrow_decode_tile's rule applies.
+  for (const auto& [k, n] : kBenchLayers) {
+    const int wide = select_split(n / 128, k / 128, 2, 132, 8);
+    const int narrow = select_split(n / 64, k / 128, 2, 132, 8, true);
+    const bool moves = narrow_decode_mid_candidate(16, n, k, true, wide) &&
+                       use_narrow_decode_mid_split(16, n, wide, narrow);
+    EXPECT_EQ(moves, k == 4096 && n == 4096) << k << " x " << n;
+    if (moves) {
+      EXPECT_FALSE(marlin::detail::narrow_decode_candidate(n, k, 132, wide));
+    }
   }
 }
 

@@ -29,7 +29,8 @@ constexpr bool tile_divides(int config, int n) {
 /// faster at M <= 16 on every bench layer, at 17 <= M <= 64 on layers up to N = 10240 (by
 /// 5-23 %) and beyond 64 rows up to N = 4096 (even at 6144); 256x64 on the wider layers (by
 /// 3-10 %), from N = 16384 and 8192 respectively. N that only 64 divides takes 64x128. (At
-/// M <= 16 make_plan may still take 64x128 where use_narrow_decode_tile says so: change 78.)
+/// M <= 16 make_plan may still take 64x128 where use_narrow_decode_tile or
+/// use_narrow_decode_mid_split says so: changes 78-79.)
 constexpr int select_tile_config(int m, int n) {
   const int wide_from_n = m <= 16 ? 0 : m <= 64 ? 16384 : 8192;  // 0: never
   if (wide_from_n > 0 && n >= wide_from_n && tile_divides(1, n)) return 1;
@@ -202,14 +203,16 @@ constexpr bool use_narrow_wgmma_tile(int m, int n, int k) {
 /// CTAs per cluster. Measured on the H200 (bench/NOTES.md, changes 3 and 15): the split pays
 /// at one CTA per SM; at two CTAs per SM with 5 or more CTAs per slice, and with 2 (16384²,
 /// M <= 16: x0.90-0.94, one K run per CTA instead of striped runs over two slices), but not
-/// with 3 or 4 (8192², 8192 x 10240, 28672 x 8192: x1.06-1.19 against striped runs).
+/// with 3 or 4 (8192², 8192 x 10240, 28672 x 8192: x1.06-1.19 against striped runs), which
+/// `mid_splits` allows (the 64-wide decode tile's splits where use_narrow_decode_mid_split
+/// takes them).
 constexpr int select_split(int slices, int k_tiles, int ctas_per_sm, int sm_count,
-                           int max_split) {
+                           int max_split, bool mid_splits = false) {
   int split = slices > 0 ? ctas_per_sm * sm_count / slices : 0;
   if (split > max_split) split = max_split;
   if (split > k_tiles) split = k_tiles;
   if (split < 2) return 0;
-  if (ctas_per_sm >= 2 && split > 2 && split < 5) return 0;
+  if (!mid_splits && ctas_per_sm >= 2 && split > 2 && split < 5) return 0;
   return split;
 }
 
@@ -251,12 +254,51 @@ constexpr bool narrow_decode_candidate(int n, int k, int sm_count, int wide_spli
 ///   the same split (N = 1024 and 1536, K = 4096-16384: x0.77-0.98).
 /// Elsewhere it measured slower or mixed: its loop moves fewer bytes per tile for the same
 /// fixed steps (x1.00-1.34 on the bench layers, but for 4096 x 4096 with group scales,
-/// x0.87-0.95), and its eight K-warp reduction rounds cost where it only adds CTAs to a
-/// split that already covers the SMs (2048 x 2048, 4096 x 2048, 8192 x 2048, 3072 x 3072,
-/// 8192 x 3072: x0.92-1.33).
+/// x0.87-0.95: use_narrow_decode_mid_split), and its eight K-warp reduction rounds cost where
+/// it only adds CTAs to a split that already covers the SMs (2048 x 2048, 4096 x 2048,
+/// 8192 x 2048, 3072 x 3072, 8192 x 3072: x0.92-1.33).
 constexpr bool use_narrow_decode_tile(int n, int k, int sm_count, int wide_split,
                                       int narrow_split) {
   return narrow_split >= 2 && narrow_decode_candidate(n, k, sm_count, wide_split);
+}
+
+/// Most K tiles (of 128) per slice for which narrow_decode_mid_candidate holds: K = 1024-4096
+/// measured x0.77-0.93 with group scales, 6144 x0.97-1.04, 8192-14336 x1.01-1.19 (N = 4096).
+inline constexpr int kNarrowDecodeMidMaxKTiles = 32;
+/// Fewest rows for which narrow_decode_mid_candidate holds per-channel: x0.86-0.97 at M = 16
+/// (K = 1024-4096, N = 3584-4096), but at M = 8 x1.00-1.02 on 4096 x 4096 (x0.93-0.99 on the
+/// others) and at M = 1-4 x1.00-1.05.
+inline constexpr int kNarrowDecodeMidChannelMinRows = 9;
+/// Fewest rows for which use_narrow_decode_mid_split takes a split that runs as many CTAs as
+/// the 128-wide tile's (3584 x 3584, 2048 x 3584 and 4096 x 3584 with group scales: at
+/// M = 1-4 x0.98-1.03, at M = 8-16 x0.91-0.98).
+inline constexpr int kNarrowDecodeMidMinRows = 8;
+
+/// Whether a decode call (M <= 16) of `m` rows on an `n` x `k` weight, whose 128-wide tile runs
+/// a cluster split of `wide_split` ranks and which use_narrow_decode_tile did not move, plans
+/// the 64-wide tile with select_split's splits of 3-4 allowed (`mid_splits`) to see whether
+/// use_narrow_decode_mid_split takes it: short slices (at most kNarrowDecodeMidMaxKTiles K
+/// tiles), with group scales, or per-channel from kNarrowDecodeMidChannelMinRows rows.
+constexpr bool narrow_decode_mid_candidate(int m, int n, int k, bool grouped, int wide_split) {
+  return wide_split >= 2 && n % 128 == 0 && k / 128 <= kNarrowDecodeMidMaxKTiles &&
+         (grouped || m >= kNarrowDecodeMidChannelMinRows);
+}
+
+/// Whether a narrow_decode_mid_candidate call of `m` rows takes the 64-wide tile, given the
+/// cluster split each tile would run (after the cluster capacity check; the narrow tile's from
+/// select_split with `mid_splits`): a split of 3 or 4 where the 128-wide tile runs 7-8 ranks,
+/// on fewer CTAs than the 128-wide tile's split, or from kNarrowDecodeMidMinRows rows on as
+/// many. Measured on the H200 (bench/NOTES.md, change 79): K x N 1024-4096 x 4096 (the wide
+/// tile's split of 7 over 224 CTAs against a split of 3 over 192) x0.77-0.93 with group
+/// scales; 2048-4096 x 3584 (8 over 224 against 4 over 224) x0.91-0.98 at M = 8-16. Fewer
+/// ranks sum each output in the cluster, and the gain grows with M (x0.77-0.86 at M = 16 on
+/// N = 4096). N = 5120 and 6144 (wide splits of 5-6) leave the narrow tile a split of 2 after
+/// the capacity check, which this rule does not take.
+constexpr bool use_narrow_decode_mid_split(int m, int n, int wide_split, int narrow_split) {
+  if (narrow_split < 3 || narrow_split > 4) return false;
+  const long long narrow_ctas = static_cast<long long>(n / 64) * narrow_split;
+  const long long wide_ctas = static_cast<long long>(n / 128) * wide_split;
+  return m >= kNarrowDecodeMidMinRows || narrow_ctas < wide_ctas;
 }
 
 /// Resident capacity of the warpgroup kernel on one device: clusters[s] clusters of s CTAs fit

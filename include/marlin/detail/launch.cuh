@@ -664,13 +664,14 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   };
   // The cluster split of the mma.sync kernel just taken (0: none, striped runs), the largest
   // that keeps every cluster resident at once (select_split says when; bench/NOTES.md).
-  auto mma_cluster_split = [&](int& split) -> Status {
+  // `mid_splits`: select_split's splits of 3-4 at two CTAs per SM allowed.
+  auto mma_cluster_split = [&](int& split, bool mid_splits) -> Status {
     split = 0;
     if (!kClusterSplit || !dev.cluster || fit_per_sm < 1) return Status::kSuccess;
     const int per_sm = fit_per_sm < kMaxCtasPerSm ? fit_per_sm : kMaxCtasPerSm;
     const int slices = (args.n / plan.tile.tile_n()) * m_groups_for(args.m, plan.m_blocks);
     split = select_split(slices, args.k / plan.tile.tile_k(), per_sm, dev.sm_count,
-                         kMaxClusterSplit);
+                         kMaxClusterSplit, mid_splits);
     if (split >= 2) {
       ClusterCapacity cap;
       if (const Status st = capacity_of_taken(cap, 0); st != Status::kSuccess) return st;
@@ -695,7 +696,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
           return st;
         }
         int split = 0;
-        if (const Status st = mma_cluster_split(split); st != Status::kSuccess) return st;
+        if (const Status st = mma_cluster_split(split, false); st != Status::kSuccess) return st;
         if (wgmma_beats_mma_split(split, beside, static_cast<long long>(args.k) * args.n)) {
           wgmma_blocks = beside;
         }
@@ -744,21 +745,28 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
         st != Status::kSuccess) {
       return st;
     }
-    // Decode calls: the 64-wide tile where use_narrow_decode_tile finds it faster, from the
-    // cluster split each tile would run.
+    // Decode calls: the 64-wide tile where use_narrow_decode_tile or, with splits of 3-4,
+    // use_narrow_decode_mid_split finds it faster, from the cluster split each tile would run.
     if constexpr (std::is_same_v<Config, AutoTile>) {
       if (config == 0 && plan.m_blocks == 1 && kClusterSplit && dev.cluster) {
         int wide_split = 0, narrow_split = 0;
-        if (const Status st = mma_cluster_split(wide_split); st != Status::kSuccess) return st;
-        if (narrow_decode_candidate(args.n, args.k, dev.sm_count, wide_split)) {
+        if (const Status st = mma_cluster_split(wide_split, false); st != Status::kSuccess) {
+          return st;
+        }
+        const bool first = narrow_decode_candidate(args.n, args.k, dev.sm_count, wide_split);
+        const bool mid =
+            !first && narrow_decode_mid_candidate(args.m, args.n, args.k, grouped, wide_split);
+        if (first || mid) {
           if (const Status st = take(kNarrowDecodeConfig, 1, false, false);
               st != Status::kSuccess) {
             return st;
           }
-          if (const Status st = mma_cluster_split(narrow_split); st != Status::kSuccess) {
+          if (const Status st = mma_cluster_split(narrow_split, mid); st != Status::kSuccess) {
             return st;
           }
-          if (use_narrow_decode_tile(args.n, args.k, dev.sm_count, wide_split, narrow_split)) {
+          if (mid ? use_narrow_decode_mid_split(args.m, args.n, wide_split, narrow_split)
+                  : use_narrow_decode_tile(args.n, args.k, dev.sm_count, wide_split,
+                                           narrow_split)) {
             mma_split = narrow_split;
           } else {
             if (const Status st = take(config, 1, false, false); st != Status::kSuccess) {
@@ -856,7 +864,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   // runs that reduce through the workspace.
   int split = mma_split;
   if (split < 0) {
-    if (const Status st = mma_cluster_split(split); st != Status::kSuccess) return st;
+    if (const Status st = mma_cluster_split(split, false); st != Status::kSuccess) return st;
   }
   if (split >= 2) {
     set_split(args, split, plan);
