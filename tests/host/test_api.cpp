@@ -851,7 +851,7 @@ TEST(Heuristics, NarrowDecodeMidSplitOnShortSlices) {
   static_assert(select_split(32, 32, 2, 132, 8, true) == select_split(32, 32, 2, 132, 8));
   // At one CTA per SM select_split takes any split anyway.
   static_assert(select_split(64, 32, 1, 132, 8, true) == select_split(64, 32, 1, 132, 8));
-  // Short slices (K = 1024-4096) on a wide split: with group scales from 1 row, per-channel
+  // Short slices (K = 1024-4608) on a wide split: with group scales from 1 row, per-channel
   // from 9.
   static_assert(narrow_decode_mid_candidate(1, 4096, 4096, true, 7));
   static_assert(narrow_decode_mid_candidate(16, 4096, 1024, true, 7));
@@ -859,8 +859,10 @@ TEST(Heuristics, NarrowDecodeMidSplitOnShortSlices) {
   static_assert(!narrow_decode_mid_candidate(8, 4096, 4096, false, 7));
   static_assert(narrow_decode_mid_candidate(9, 4096, 4096, false, 7));
   static_assert(narrow_decode_mid_candidate(16, 4096, 2048, false, 7));
-  // Longer slices: K = 4224 (33 K tiles), 6144, 14336 (the bench's 14336 x 4096).
-  static_assert(!narrow_decode_mid_candidate(1, 4096, 4224, true, 7));
+  // Slices of up to 36 K tiles (K = 4608), not longer: K = 4736 (37), 6144, 14336 (the bench's
+  // 14336 x 4096).
+  static_assert(narrow_decode_mid_candidate(1, 4096, 4608, true, 7));
+  static_assert(!narrow_decode_mid_candidate(1, 4096, 4736, true, 7));
   static_assert(!narrow_decode_mid_candidate(1, 4096, 6144, true, 7));
   static_assert(!narrow_decode_mid_candidate(16, 4096, 14336, true, 7));
   // The wide tile striped (use_narrow_decode_tile's case) or N that 128 does not divide.

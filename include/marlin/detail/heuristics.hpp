@@ -262,16 +262,18 @@ constexpr bool use_narrow_decode_tile(int n, int k, int sm_count, int wide_split
   return narrow_split >= 2 && narrow_decode_candidate(n, k, sm_count, wide_split);
 }
 
-/// Most K tiles (of 128) per slice for which narrow_decode_mid_candidate holds: K = 1024-4096
-/// measured x0.77-0.93 with group scales, 6144 x0.97-1.04, 8192-14336 x1.01-1.19 (N = 4096).
-inline constexpr int kNarrowDecodeMidMaxKTiles = 32;
+/// Most K tiles (of 128) per slice for which narrow_decode_mid_candidate holds: with group
+/// scales (N = 4096) K = 1024-4096 measured x0.77-0.93 and 4608 (36 K tiles) x0.88-0.97, 5120
+/// x0.94-1.03 (slower at M <= 4), 6144 x0.98-1.05, 8192-14336 x1.02-1.19.
+inline constexpr int kNarrowDecodeMidMaxKTiles = 36;
 /// Fewest rows for which narrow_decode_mid_candidate holds per-channel: x0.86-0.97 at M = 16
 /// (K = 1024-4096, N = 3584-4096), but at M = 8 x1.00-1.02 on 4096 x 4096 (x0.93-0.99 on the
 /// others) and at M = 1-4 x1.00-1.05.
 inline constexpr int kNarrowDecodeMidChannelMinRows = 9;
 /// Fewest rows for which use_narrow_decode_mid_split takes a split that runs as many CTAs as
-/// the 128-wide tile's (3584 x 3584, 2048 x 3584 and 4096 x 3584 with group scales: at
-/// M = 1-4 x0.98-1.03, at M = 8-16 x0.91-0.98).
+/// the 128-wide tile's (with group scales, 3584 x 3584, 2048 x 3584 and 4096 x 3584: at
+/// M = 1-4 x0.98-1.03, at M = 8-16 x0.91-0.98; 3072-4096 x 3840 at M = 8-16 x0.78-0.85;
+/// 2048-4096 x 4608 at M = 8 x1.00-1.02, at M = 16 x0.96-0.99).
 inline constexpr int kNarrowDecodeMidMinRows = 8;
 
 /// Whether a decode call (M <= 16) of `m` rows on an `n` x `k` weight, whose 128-wide tile runs
@@ -288,12 +290,14 @@ constexpr bool narrow_decode_mid_candidate(int m, int n, int k, bool grouped, in
 /// cluster split each tile would run (after the cluster capacity check; the narrow tile's from
 /// select_split with `mid_splits`): a split of 3 or 4 where the 128-wide tile runs 7-8 ranks,
 /// on fewer CTAs than the 128-wide tile's split, or from kNarrowDecodeMidMinRows rows on as
-/// many. Measured on the H200 (bench/NOTES.md, change 79): K x N 1024-4096 x 4096 (the wide
-/// tile's split of 7 over 224 CTAs against a split of 3 over 192) x0.77-0.93 with group
-/// scales; 2048-4096 x 3584 (8 over 224 against 4 over 224) x0.91-0.98 at M = 8-16. Fewer
-/// ranks sum each output in the cluster, and the gain grows with M (x0.77-0.86 at M = 16 on
-/// N = 4096). N = 5120 and 6144 (wide splits of 5-6) leave the narrow tile a split of 2 after
-/// the capacity check, which this rule does not take.
+/// many. Measured on the H200 (bench/NOTES.md, change 79): K x N 1024-4608 x 4096 (the wide
+/// tile's split of 7 over 224 CTAs against a split of 3 over 192) x0.77-0.97 with group
+/// scales; 2048-4096 x 3584 (8 over 224 against 4 over 224) x0.91-0.98 and 3072-4096 x 3840
+/// (8 over 240 against 4 over 240) x0.78-0.85 at M = 8-16. Fewer ranks sum each output in the
+/// cluster, and the gain grows with M (x0.77-0.86 at M = 16 on N = 4096). N = 5120 and 6144
+/// (wide splits of 5-6) leave the narrow tile a split of 2 after the capacity check, which
+/// this rule does not take; N = 4608 gets 3 (216 CTAs, as many as the wide tile's 6): x1.00-1.02
+/// at M = 8, x0.96-0.99 at M = 16.
 constexpr bool use_narrow_decode_mid_split(int m, int n, int wide_split, int narrow_split) {
   if (narrow_split < 3 || narrow_split > 4) return false;
   const long long narrow_ctas = static_cast<long long>(n / 64) * narrow_split;
