@@ -288,7 +288,7 @@ constexpr bool narrow_decode_mid_candidate(int m, int n, int k, bool grouped, in
 
 /// Whether a narrow_decode_mid_candidate call of `m` rows takes the 64-wide tile, given the
 /// cluster split each tile would run (after the cluster capacity check; the narrow tile's from
-/// select_split with `mid_splits`): a split of 3 or 4 where the 128-wide tile runs 7-8 ranks,
+/// select_split with `mid_splits`): a split of 3 or 4 where the 128-wide tile runs 6-8 ranks,
 /// on fewer CTAs than the 128-wide tile's split, or from kNarrowDecodeMidMinRows rows on as
 /// many. Measured on the H200 (bench/NOTES.md, change 79): K x N 1024-4608 x 4096 (the wide
 /// tile's split of 7 over 224 CTAs against a split of 3 over 192) x0.77-0.97 with group
