@@ -366,16 +366,17 @@ TEST(GemmWarpgroup, TilesBesideTheMmaSyncSplitOfTwoMatchReference) {
   }
 }
 
-// A decode shape and whether an H200 plans it on the 64-wide tile.
+// A decode shape and the tile width and cluster split an H200 plans it with (split 0: any
+// cluster split).
 struct DecodeTileCase {
   Shape s;
-  bool narrow;
+  int tile_n;
+  int split;
 };
 
-// Each case's automatic plan: the mma.sync kernel, on an H200 the expected tile width with a
-// cluster split (of 3-4 on the narrow tile where `mid_split`), and the result against the
-// reference.
-void check_decode_tiles(const std::vector<DecodeTileCase>& cases, bool mid_split) {
+// Each case's automatic plan: the mma.sync kernel, on an H200 the expected tile width and
+// cluster split, and the result against the reference.
+void check_decode_tiles(const std::vector<DecodeTileCase>& cases) {
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
   for (const DecodeTileCase& c : cases) {
@@ -386,9 +387,9 @@ void check_decode_tiles(const std::vector<DecodeTileCase>& cases, bool mid_split
     ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
     EXPECT_FALSE(plan.wgmma);
     if (dev.cluster && dev.sm_count == 132 && marlin::detail::kClusterSplit) {
-      EXPECT_EQ(plan.tile.tile_n(), c.narrow ? 64 : 128);
-      if (mid_split && c.narrow) {
-        EXPECT_TRUE(plan.part.split == 3 || plan.part.split == 4) << "split " << plan.part.split;
+      EXPECT_EQ(plan.tile.tile_n(), c.tile_n);
+      if (c.split != 0) {
+        EXPECT_EQ(plan.part.split, c.split);
       } else {
         EXPECT_GE(plan.part.split, 2);
       }
@@ -404,31 +405,31 @@ void check_decode_tiles(const std::vector<DecodeTileCase>& cases, bool mid_split
 // 128-wide tile where neither holds (2048 x 2048, 4096 x 6144).
 TEST(GemmDecode, NarrowTileWhereTheWideOneLeavesSmsIdleMatchesReference) {
   MARLIN_REQUIRE_GPU();
-  check_decode_tiles({{{4, 8192, 2048, 128}, true},
-                      {{1, 7168, 4096, -1}, true},
-                      {{1, 1024, 4096, 128}, true},
-                      {{16, 1536, 8192, -1}, true},
-                      {{1, 2048, 2048, 128}, false},
-                      {{16, 6144, 4096, -1}, false}},
-                     false);
+  check_decode_tiles({{{4, 8192, 2048, 128}, 64, 0},
+                      {{1, 7168, 4096, -1}, 64, 0},
+                      {{1, 1024, 4096, 128}, 64, 0},
+                      {{16, 1536, 8192, -1}, 64, 0},
+                      {{1, 2048, 2048, 128}, 128, 0},
+                      {{16, 6144, 4096, -1}, 128, 0}});
 }
 
-// The 64-wide decode tile with a cluster split of 3-4 (heuristics.hpp
-// use_narrow_decode_mid_split, change 79) where the 128-wide one runs a split of 7-8 over short
-// slices: K x N 4096 x 4096 and 2048 x 4096 (3 ranks over fewer CTAs on an H200, from 1 row
-// with group scales, from 9 per-channel), 3584 x 3584 (4 ranks over as many CTAs, from 8
-// rows); the 128-wide tile below those rows, on longer slices (6144 x 4096) and where the
-// narrow tile's split would be 2 (5120 x 5120).
+// Change 79 (heuristics.hpp use_narrow_decode_mid_split, decode_mid_wide_split) where the
+// 128-wide tile runs a split of 7-8 over short slices, on an H200: K x N 4096 x 4096 and
+// 2048 x 4096 the 64-wide tile's split of 3 from 8 rows (with group scales; per-channel from
+// 9) and the 128-wide tile's split of 6 below them (with group scales; per-channel the split
+// of 7); 3584 x 3584 the 64-wide tile's split of 4 from 8 rows and the 128-wide tile's 8 below;
+// longer slices (6144 x 4096) and a narrow split of 2 (5120 x 5120) keep the 128-wide tile.
 TEST(GemmDecode, NarrowTileMidSplitOnShortSlicesMatchesReference) {
   MARLIN_REQUIRE_GPU();
-  check_decode_tiles({{{1, 4096, 4096, 128}, true},
-                      {{16, 4096, 2048, -1}, true},
-                      {{8, 3584, 3584, 128}, true},
-                      {{1, 3584, 3584, 128}, false},
-                      {{8, 4096, 4096, -1}, false},
-                      {{1, 4096, 6144, 128}, false},
-                      {{16, 5120, 5120, 128}, false}},
-                     true);
+  check_decode_tiles({{{1, 4096, 4096, 128}, 128, 6},
+                      {{8, 4096, 4096, 128}, 64, 3},
+                      {{16, 4096, 2048, -1}, 64, 3},
+                      {{4, 4096, 2048, 128}, 128, 6},
+                      {{8, 3584, 3584, 128}, 64, 4},
+                      {{1, 3584, 3584, 128}, 128, 8},
+                      {{8, 4096, 4096, -1}, 128, 7},
+                      {{1, 4096, 6144, 128}, 128, 7},
+                      {{16, 5120, 5120, 128}, 128, 0}});
 }
 
 // More whole slices than kMaxGrid (which bounds only the slice counters of partitions that

@@ -868,24 +868,32 @@ TEST(Heuristics, NarrowDecodeMidSplitOnShortSlices) {
   // The wide tile striped (use_narrow_decode_tile's case) or N that 128 does not divide.
   static_assert(!narrow_decode_mid_candidate(1, 8192, 2048, true, 0));
   static_assert(!narrow_decode_mid_candidate(1, 4032, 4096, true, 8));
-  // N = 4096: a split of 3 over 192 CTAs against 7 over 224, from 1 row. N = 3584: 4 over 224
-  // against 8 over 224, from 8 rows.
-  static_assert(use_narrow_decode_mid_split(1, 4096, 7, 3));
-  static_assert(!use_narrow_decode_mid_split(1, 3584, 8, 4));
-  static_assert(!use_narrow_decode_mid_split(7, 3584, 8, 4));
-  static_assert(use_narrow_decode_mid_split(8, 3584, 8, 4));
-  // Only splits of 3-4: a split of 2 (N = 5120 and 6144 after the capacity check), none, or
-  // splits of 5 or more (which select_split gives without mid splits) are not taken.
+  // N = 4096: the narrow tile's split of 3 (192 CTAs against the wide tile's 7 over 224) from 8
+  // rows, below them the wide tile's split of 6 (as many CTAs as the narrow 3). N = 3584: 4 over
+  // 224 against 8 over 224, from 8 rows; the wide split of 8 below them.
+  using marlin::detail::decode_mid_wide_split;
+  static_assert(!use_narrow_decode_mid_split(1, 3) && decode_mid_wide_split(1, 7, 3) == 6);
+  static_assert(!use_narrow_decode_mid_split(7, 3) && decode_mid_wide_split(7, 7, 3) == 6);
+  static_assert(use_narrow_decode_mid_split(8, 3) && decode_mid_wide_split(8, 7, 3) == 0);
+  static_assert(use_narrow_decode_mid_split(16, 3) && decode_mid_wide_split(16, 7, 3) == 0);
+  static_assert(!use_narrow_decode_mid_split(1, 4) && decode_mid_wide_split(1, 8, 4) == 0);
+  static_assert(use_narrow_decode_mid_split(8, 4));
+  // N = 4608: 3 over 216 against the wide tile's 6 over 216, from 8 rows; 6 below them.
+  static_assert(decode_mid_wide_split(1, 6, 3) == 0);
+  // Only narrow splits of 3-4: a split of 2 (N = 5120 and 6144 after the capacity check), none,
+  // or splits of 5 or more (which select_split gives without mid splits) move nothing.
   for (int split : {0, 2, 5, 8}) {
-    EXPECT_FALSE(use_narrow_decode_mid_split(16, 4096, 8, split)) << split;
+    EXPECT_FALSE(use_narrow_decode_mid_split(16, split)) << split;
+    EXPECT_EQ(decode_mid_wide_split(1, 8, split), 0) << split;
   }
   // On the bench layers (select_split's splits at two CTAs per SM, the cluster capacity left
   // out), only 4096 x 4096 moves, and never where use_narrow_decode_tile's rule applies.
   for (const auto& [k, n] : kBenchLayers) {
     const int wide = select_split(n / 128, k / 128, 2, 132, 8);
     const int narrow = select_split(n / 64, k / 128, 2, 132, 8, true);
-    const bool moves = narrow_decode_mid_candidate(16, n, k, true, wide) &&
-                       use_narrow_decode_mid_split(16, n, wide, narrow);
+    const bool candidate = narrow_decode_mid_candidate(1, n, k, true, wide);
+    const bool moves = candidate && (use_narrow_decode_mid_split(16, narrow) ||
+                                     decode_mid_wide_split(1, wide, narrow) != 0);
     EXPECT_EQ(moves, k == 4096 && n == 4096) << k << " x " << n;
     if (moves) {
       EXPECT_FALSE(marlin::detail::narrow_decode_candidate(n, k, 132, wide));

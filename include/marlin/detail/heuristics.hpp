@@ -270,39 +270,53 @@ inline constexpr int kNarrowDecodeMidMaxKTiles = 36;
 /// (K = 1024-4096, N = 3584-4096), but at M = 8 x1.00-1.02 on 4096 x 4096 (x0.93-0.99 on the
 /// others) and at M = 1-4 x1.00-1.05.
 inline constexpr int kNarrowDecodeMidChannelMinRows = 9;
-/// Fewest rows for which use_narrow_decode_mid_split takes a split that runs as many CTAs as
-/// the 128-wide tile's (with group scales, 3584 x 3584, 2048 x 3584 and 4096 x 3584: at
-/// M = 1-4 x0.98-1.03, at M = 8-16 x0.91-0.98; 3072-4096 x 3840 at M = 8-16 x0.78-0.85;
-/// 2048-4096 x 4608 at M = 8 x1.00-1.02, at M = 16 x0.96-0.99).
+/// Fewest rows for which use_narrow_decode_mid_split takes the 64-wide tile; below them
+/// decode_mid_wide_split may lower the 128-wide tile's split instead. The 64-wide tile's split
+/// of 4 over as many CTAs as the wide tile's (with group scales, 3584 x 3584, 2048 x 3584 and
+/// 4096 x 3584: at M = 1-4 x0.98-1.03, at M = 8-16 x0.91-0.98; 3072-4096 x 3840 at M = 8-16
+/// x0.78-0.85; 2048-4096 x 4608, a split of 3: at M = 8 x1.00-1.02, at M = 16 x0.96-0.99); on
+/// N = 4096 its split of 3 over fewer CTAs (192 against 224) x0.77-0.97 at every M, but the
+/// wide tile's split of 6 over as many beat it at M = 1-4 (decode_mid_wide_split).
 inline constexpr int kNarrowDecodeMidMinRows = 8;
 
 /// Whether a decode call (M <= 16) of `m` rows on an `n` x `k` weight, whose 128-wide tile runs
 /// a cluster split of `wide_split` ranks and which use_narrow_decode_tile did not move, plans
 /// the 64-wide tile with select_split's splits of 3-4 allowed (`mid_splits`) to see whether
-/// use_narrow_decode_mid_split takes it: short slices (at most kNarrowDecodeMidMaxKTiles K
-/// tiles), with group scales, or per-channel from kNarrowDecodeMidChannelMinRows rows.
+/// use_narrow_decode_mid_split or decode_mid_wide_split moves it: short slices (at most
+/// kNarrowDecodeMidMaxKTiles K tiles), with group scales, or per-channel from
+/// kNarrowDecodeMidChannelMinRows rows.
 constexpr bool narrow_decode_mid_candidate(int m, int n, int k, bool grouped, int wide_split) {
   return wide_split >= 2 && n % 128 == 0 && k / 128 <= kNarrowDecodeMidMaxKTiles &&
          (grouped || m >= kNarrowDecodeMidChannelMinRows);
 }
 
 /// Whether a narrow_decode_mid_candidate call of `m` rows takes the 64-wide tile, given the
-/// cluster split each tile would run (after the cluster capacity check; the narrow tile's from
-/// select_split with `mid_splits`): a split of 3 or 4 where the 128-wide tile runs 6-8 ranks,
-/// on fewer CTAs than the 128-wide tile's split, or from kNarrowDecodeMidMinRows rows on as
-/// many. Measured on the H200 (bench/NOTES.md, change 79): K x N 1024-4608 x 4096 (the wide
-/// tile's split of 7 over 224 CTAs against a split of 3 over 192) x0.77-0.97 with group
-/// scales; 2048-4096 x 3584 (8 over 224 against 4 over 224) x0.91-0.98 and 3072-4096 x 3840
-/// (8 over 240 against 4 over 240) x0.78-0.85 at M = 8-16. Fewer ranks sum each output in the
-/// cluster, and the gain grows with M (x0.77-0.86 at M = 16 on N = 4096). N = 5120 and 6144
-/// (wide splits of 5-6) leave the narrow tile a split of 2 after the capacity check, which
-/// this rule does not take; N = 4608 gets 3 (216 CTAs, as many as the wide tile's 6): x1.00-1.02
-/// at M = 8, x0.96-0.99 at M = 16.
-constexpr bool use_narrow_decode_mid_split(int m, int n, int wide_split, int narrow_split) {
-  if (narrow_split < 3 || narrow_split > 4) return false;
-  const long long narrow_ctas = static_cast<long long>(n / 64) * narrow_split;
-  const long long wide_ctas = static_cast<long long>(n / 128) * wide_split;
-  return m >= kNarrowDecodeMidMinRows || narrow_ctas < wide_ctas;
+/// cluster split it would run (planned with select_split's `mid_splits`, after the cluster
+/// capacity check): a split of 3 or 4, where the 128-wide tile runs 6-8 ranks, from
+/// kNarrowDecodeMidMinRows rows. Measured on the H200 (bench/NOTES.md, change 79): K x N
+/// 1024-4608 x 4096 (the wide tile's split of 7 over 224 CTAs against a split of 3 over 192)
+/// x0.77-0.95 at M = 8-16 with group scales, x0.87-0.96 per-channel at M = 16; 2048-4096 x
+/// 3584 (8 over 224 against 4 over 224) x0.91-0.98 and 3072-4096 x 3840 (8 over 240 against 4
+/// over 240) x0.78-0.85 at M = 8-16. Fewer ranks sum each output in the cluster, and the gain
+/// grows with M. N = 5120 and 6144 (wide splits of 5-6) leave the narrow tile a split of 2
+/// after the capacity check, which this rule does not take; N = 4608 gets 3 (216 CTAs, as many
+/// as the wide tile's 6): x1.00-1.02 at M = 8, x0.96-0.99 at M = 16.
+constexpr bool use_narrow_decode_mid_split(int m, int narrow_split) {
+  return narrow_split >= 3 && narrow_split <= 4 && m >= kNarrowDecodeMidMinRows;
+}
+
+/// The 128-wide tile's cluster split that a narrow_decode_mid_candidate call of `m` rows below
+/// kNarrowDecodeMidMinRows runs instead of `wide_split` (0: keep it), given the 64-wide tile's
+/// split as for use_narrow_decode_mid_split: as many CTAs as that split of 3-4 runs where they
+/// are fewer than the wide split's. Measured on the H200 (bench/NOTES.md, change 79, run 209):
+/// K x N 1024-4608 x 4096 with group scales at M = 1-4, the wide tile's split of 6 over 192
+/// CTAs x0.93-0.995 against the narrow tile's 3 over 192 (itself x0.77-0.97 against the wide
+/// tile's 7 over 224: the call's CTAs, not the tile, were what cost; 4096 x 4096 per-channel
+/// with a split of 6 measured x0.98-1.01, and 14336 x 4096's longer slices x1.03-1.10).
+constexpr int decode_mid_wide_split(int m, int wide_split, int narrow_split) {
+  if (m >= kNarrowDecodeMidMinRows || narrow_split < 3 || narrow_split > 4) return 0;
+  const int split = 2 * narrow_split;  // n / 64 slices of the narrow tile, n / 128 of the wide
+  return split < wide_split ? split : 0;
 }
 
 /// Resident capacity of the warpgroup kernel on one device: clusters[s] clusters of s CTAs fit

@@ -746,7 +746,9 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
       return st;
     }
     // Decode calls: the 64-wide tile where use_narrow_decode_tile or, with splits of 3-4,
-    // use_narrow_decode_mid_split finds it faster, from the cluster split each tile would run.
+    // use_narrow_decode_mid_split finds it faster, from the cluster split each tile would run;
+    // or the 128-wide tile with decode_mid_wide_split's lower split where every cluster of it
+    // stays resident.
     if constexpr (std::is_same_v<Config, AutoTile>) {
       if (config == 0 && plan.m_blocks == 1 && kClusterSplit && dev.cluster) {
         int wide_split = 0, narrow_split = 0;
@@ -764,7 +766,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
           if (const Status st = mma_cluster_split(narrow_split, mid); st != Status::kSuccess) {
             return st;
           }
-          if (mid ? use_narrow_decode_mid_split(args.m, args.n, wide_split, narrow_split)
+          if (mid ? use_narrow_decode_mid_split(args.m, narrow_split)
                   : use_narrow_decode_tile(args.n, args.k, dev.sm_count, wide_split,
                                            narrow_split)) {
             mma_split = narrow_split;
@@ -773,6 +775,12 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
               return st;
             }
             mma_split = wide_split;
+            const int lower = mid ? decode_mid_wide_split(args.m, wide_split, narrow_split) : 0;
+            if (lower >= 2) {
+              ClusterCapacity cap;
+              if (const Status st = capacity_of_taken(cap, 0); st != Status::kSuccess) return st;
+              if (cap.clusters[lower] >= args.n / plan.tile.tile_n()) mma_split = lower;
+            }
           }
         } else {
           mma_split = wide_split;
