@@ -10,6 +10,8 @@
 #include <marlin/types.hpp>
 #include <marlin/version.hpp>
 
+#include "../../bench/shapes.hpp"  // the bench grid's layers
+
 #include <algorithm>
 #include <set>
 #include <string>
@@ -789,11 +791,6 @@ TEST(Heuristics, ClusterSplitOnlyWhereItMeasuredFaster) {
   }
 }
 
-// The bench grid's layers (bench/shapes.hpp), K x N.
-const std::vector<std::pair<int, int>> kBenchLayers{{4096, 6144},   {4096, 4096},  {4096, 28672},
-                                                    {14336, 4096},  {8192, 10240}, {8192, 8192},
-                                                    {8192, 57344},  {28672, 8192}, {16384, 16384}};
-
 TEST(Heuristics, NarrowDecodeTileWhereTheWideOneLeavesSmsIdle) {
   using marlin::detail::narrow_decode_candidate;
   using marlin::detail::use_narrow_decode_tile;
@@ -831,7 +828,7 @@ TEST(Heuristics, NarrowDecodeTileWhereTheWideOneLeavesSmsIdle) {
   // No bench layer moves: with select_split's splits for both tiles at two CTAs per SM (the
   // cluster capacity, which can only lower a split, left out), the wide tile everywhere.
   using marlin::detail::select_split;
-  for (const auto& [k, n] : kBenchLayers) {
+  for (const auto& [k, n, layer] : marlin_bench::kShapes) {
     const int wide = select_split(n / 128, k / 128, 2, 132, 8);
     const int narrow = select_split(n / 64, k / 128, 2, 132, 8);
     EXPECT_FALSE(use_narrow_decode_tile(n, k, 132, wide, narrow)) << k << " x " << n;
@@ -888,7 +885,7 @@ TEST(Heuristics, NarrowDecodeMidSplitOnShortSlices) {
   }
   // On the bench layers (select_split's splits at two CTAs per SM, the cluster capacity left
   // out), only 4096 x 4096 moves, and never where use_narrow_decode_tile's rule applies.
-  for (const auto& [k, n] : kBenchLayers) {
+  for (const auto& [k, n, layer] : marlin_bench::kShapes) {
     const int wide = select_split(n / 128, k / 128, 2, 132, 8);
     const int narrow = select_split(n / 64, k / 128, 2, 132, 8, true);
     const bool candidate = narrow_decode_mid_candidate(1, n, k, true, wide);
