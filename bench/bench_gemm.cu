@@ -589,20 +589,29 @@ bool grid_batches(std::vector<int>& batches) {
 
 // The weight shapes of the gemm/ grid: kShapes, or the list of K x N in MARLIN_BENCH_SHAPES
 // (e.g. "2048x8192,4096x1024"). Returns false, with a message, on a malformed list or a shape
-// that marlin::gemm refuses (K a multiple of 128, N of 64, K x N below 2^31).
+// that marlin::can_implement refuses (checked as an empty problem: no device needed).
 bool grid_shapes(std::vector<Shape>& shapes) {
   std::vector<Shape> listed;
   bool set = false;
   const bool ok = env_list(
-      "MARLIN_BENCH_SHAPES", "K x N pairs such as 4096x1024 (K a multiple of 128, N of 64, "
-      "K * N < 2^31)", set, [&](const char* p, char** end) {
+      "MARLIN_BENCH_SHAPES", "K x N pairs that marlin::gemm takes, such as 4096x1024", set,
+      [&](const char* p, char** end) {
         const long k = std::strtol(p, end, 10);
         if (*end == p || **end != 'x') return false;
         const char* q = *end + 1;
         const long n = std::strtol(q, end, 10);
-        listed.push_back(Shape{static_cast<int>(k), static_cast<int>(n), "MARLIN_BENCH_SHAPES"});
-        return *end != q && k >= 128 && k % 128 == 0 && n >= 64 && n % 64 == 0 &&
-               static_cast<long long>(k) * n < (1LL << 31);
+        if (*end == q || k < 1 || k > INT32_MAX || n < 1 || n > INT32_MAX) return false;
+        marlin::GemmArgs args;
+        args.k = static_cast<int>(k);
+        args.n = static_cast<int>(n);
+        args.group_size = 128;
+        if (const marlin::Status st = marlin::can_implement(args); st != marlin::Status::kSuccess) {
+          std::fprintf(stderr, "marlin_bench: MARLIN_BENCH_SHAPES: %ldx%ld: %s\n", k, n,
+                       marlin::to_string(st));
+          return false;
+        }
+        listed.push_back(Shape{args.k, args.n, "MARLIN_BENCH_SHAPES"});
+        return true;
       });
   if (set) {
     shapes = listed;
