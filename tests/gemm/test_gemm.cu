@@ -413,23 +413,42 @@ TEST(GemmDecode, NarrowTileWhereTheWideOneLeavesSmsIdleMatchesReference) {
                       {{16, 6144, 4096, -1}, 128, 0}});
 }
 
-// Change 79 (heuristics.hpp use_narrow_decode_mid_split, decode_mid_wide_split) where the
-// 128-wide tile runs a split of 7-8 over short slices, on an H200: K x N 4096 x 4096 and
-// 2048 x 4096 the 64-wide tile's split of 3 from 8 rows (with group scales; per-channel from
-// 9) and the 128-wide tile's split of 6 below them (with group scales; per-channel the split
-// of 7); 3584 x 3584 the 64-wide tile's split of 4 from 8 rows and the 128-wide tile's 8 below;
-// longer slices (6144 x 4096) and a narrow split of 2 (5120 x 5120) keep the 128-wide tile.
+// Changes 79-80 (heuristics.hpp narrow_decode_mid_candidate, use_narrow_decode_mid_split)
+// where the 128-wide tile runs a split of 6-8 over short slices, on an H200: K x N 3584 x 3584
+// and 4096 x 3840 the 64-wide tile's split of 4 from 8 rows with group scales (per-channel from
+// 9), 4096 x 4096 and 2048 x 4096 its split of 3 from 12 rows; the 128-wide tile below them, on
+// longer slices (6144 x 4096) and where the narrow split is 2 (5120 x 5120).
 TEST(GemmDecode, NarrowTileMidSplitOnShortSlicesMatchesReference) {
   MARLIN_REQUIRE_GPU();
-  check_decode_tiles({{{1, 4096, 4096, 128}, 128, 6},
-                      {{8, 4096, 4096, 128}, 64, 3},
+  check_decode_tiles({{{12, 4096, 4096, 128}, 64, 3},
                       {{16, 4096, 2048, -1}, 64, 3},
-                      {{4, 4096, 2048, 128}, 128, 6},
                       {{8, 3584, 3584, 128}, 64, 4},
+                      {{9, 3840, 4096, -1}, 64, 4},
+                      {{8, 4096, 4096, 128}, 128, 6},
+                      {{11, 4096, 2048, -1}, 128, 6},
                       {{1, 3584, 3584, 128}, 128, 8},
-                      {{8, 4096, 4096, -1}, 128, 7},
-                      {{1, 4096, 6144, 128}, 128, 7},
+                      {{16, 4096, 6144, 128}, 128, 6},
                       {{16, 5120, 5120, 128}, 128, 0}});
+}
+
+// Change 80 (heuristics.hpp decode_spare_clusters) on an H200, whose decode kernels fit 30
+// clusters of 8, 32 of 7 and 39 of 6: on short slices a decode split leaves one cluster of its
+// size free, so N = 3840 (30 slices of 128 columns) runs a split of 7 instead of 8 and
+// N = 4096 (32) 6 instead of 7, with group scales up to K = 8192 and per-channel up to 6144;
+// beyond (4096 x 8192 per-channel, 4096 x 14336) the split of 7 stays, as do the splits that
+// leave a cluster free anyway (3584 x 4096: 8, 4608 x 4096: 6).
+TEST(GemmDecode, SplitsKeepAClusterFreeOnShortSlicesMatchReference) {
+  MARLIN_REQUIRE_GPU();
+  check_decode_tiles({{{1, 3840, 4096, 128}, 128, 7},
+                      {{8, 3840, 3072, -1}, 128, 7},
+                      {{4, 3840, 8192, 128}, 128, 7},
+                      {{1, 4096, 4096, -1}, 128, 6},
+                      {{2, 4096, 6144, -1}, 128, 6},
+                      {{1, 4096, 8192, 128}, 128, 6},
+                      {{1, 4096, 8192, -1}, 128, 7},
+                      {{1, 4096, 14336, 128}, 128, 7},
+                      {{4, 3584, 4096, 128}, 128, 8},
+                      {{1, 4608, 4096, -1}, 128, 6}});
 }
 
 // More whole slices than kMaxGrid (which bounds only the slice counters of partitions that

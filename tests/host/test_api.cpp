@@ -848,54 +848,83 @@ TEST(Heuristics, NarrowDecodeMidSplitOnShortSlices) {
   static_assert(select_split(32, 32, 2, 132, 8, true) == select_split(32, 32, 2, 132, 8));
   // At one CTA per SM select_split takes any split anyway.
   static_assert(select_split(64, 32, 1, 132, 8, true) == select_split(64, 32, 1, 132, 8));
-  // Short slices (K = 1024-4608) on a wide split: with group scales from 1 row, per-channel
+  // Short slices (K = 1024-4608) on a wide split: with group scales from 8 rows, per-channel
   // from 9.
-  static_assert(narrow_decode_mid_candidate(1, 4096, 4096, true, 7));
-  static_assert(narrow_decode_mid_candidate(16, 4096, 1024, true, 7));
-  static_assert(narrow_decode_mid_candidate(1, 3584, 3584, true, 8));
-  static_assert(!narrow_decode_mid_candidate(8, 4096, 4096, false, 7));
-  static_assert(narrow_decode_mid_candidate(9, 4096, 4096, false, 7));
-  static_assert(narrow_decode_mid_candidate(16, 4096, 2048, false, 7));
+  static_assert(narrow_decode_mid_candidate(8, 4096, 4096, true, 6));
+  static_assert(!narrow_decode_mid_candidate(7, 4096, 4096, true, 6));
+  static_assert(!narrow_decode_mid_candidate(1, 3584, 3584, true, 8));
+  static_assert(narrow_decode_mid_candidate(16, 4096, 1024, true, 6));
+  static_assert(narrow_decode_mid_candidate(8, 3584, 3584, true, 8));
+  static_assert(!narrow_decode_mid_candidate(8, 4096, 4096, false, 6));
+  static_assert(narrow_decode_mid_candidate(9, 4096, 4096, false, 6));
+  static_assert(narrow_decode_mid_candidate(16, 4096, 2048, false, 6));
   // Slices of up to 36 K tiles (K = 4608), not longer: K = 4736 (37), 6144, 14336 (the bench's
   // 14336 x 4096).
-  static_assert(narrow_decode_mid_candidate(1, 4096, 4608, true, 7));
-  static_assert(!narrow_decode_mid_candidate(1, 4096, 4736, true, 7));
-  static_assert(!narrow_decode_mid_candidate(1, 4096, 6144, true, 7));
+  static_assert(narrow_decode_mid_candidate(8, 4096, 4608, true, 6));
+  static_assert(!narrow_decode_mid_candidate(8, 4096, 4736, true, 6));
+  static_assert(!narrow_decode_mid_candidate(16, 4096, 6144, true, 6));
   static_assert(!narrow_decode_mid_candidate(16, 4096, 14336, true, 7));
   // The wide tile striped (use_narrow_decode_tile's case) or N that 128 does not divide.
-  static_assert(!narrow_decode_mid_candidate(1, 8192, 2048, true, 0));
-  static_assert(!narrow_decode_mid_candidate(1, 4032, 4096, true, 8));
-  // N = 4096: the narrow tile's split of 3 (192 CTAs against the wide tile's 7 over 224) from 8
-  // rows, below them the wide tile's split of 6 (as many CTAs as the narrow 3). N = 3584: 4 over
-  // 224 against 8 over 224, from 8 rows; the wide split of 8 below them.
-  using marlin::detail::decode_mid_wide_split;
-  static_assert(!use_narrow_decode_mid_split(1, 3) && decode_mid_wide_split(1, 7, 3) == 6);
-  static_assert(!use_narrow_decode_mid_split(7, 3) && decode_mid_wide_split(7, 7, 3) == 6);
-  static_assert(use_narrow_decode_mid_split(8, 3) && decode_mid_wide_split(8, 7, 3) == 0);
-  static_assert(use_narrow_decode_mid_split(16, 3) && decode_mid_wide_split(16, 7, 3) == 0);
-  static_assert(!use_narrow_decode_mid_split(1, 4) && decode_mid_wide_split(1, 8, 4) == 0);
-  static_assert(use_narrow_decode_mid_split(8, 4));
-  // N = 4608: 3 over 216 against the wide tile's 6 over 216, from 8 rows; 6 below them.
-  static_assert(decode_mid_wide_split(1, 6, 3) == 0);
-  // Only narrow splits of 3-4: a split of 2 (N = 5120 and 6144 after the capacity check), none,
-  // or splits of 5 or more (which select_split gives without mid splits) move nothing.
-  for (int split : {0, 2, 5, 8}) {
-    EXPECT_FALSE(use_narrow_decode_mid_split(16, split)) << split;
-    EXPECT_EQ(decode_mid_wide_split(1, 8, split), 0) << split;
-  }
+  static_assert(!narrow_decode_mid_candidate(8, 8192, 2048, true, 0));
+  static_assert(!narrow_decode_mid_candidate(8, 4032, 4096, true, 8));
+  // The narrow split of 4 (N = 3584 and 3840) from the candidates' 8 rows, that of 3 (N = 4096
+  // and 4608) from 12; a split of 2 (N = 5120 and 6144 after the capacity check), none, or
+  // splits of 5 or more (which select_split gives without mid splits) keep the wide tile.
+  static_assert(use_narrow_decode_mid_split(8, 4) && use_narrow_decode_mid_split(16, 4));
+  static_assert(!use_narrow_decode_mid_split(8, 3) && !use_narrow_decode_mid_split(11, 3));
+  static_assert(use_narrow_decode_mid_split(12, 3) && use_narrow_decode_mid_split(16, 3));
+  for (int split : {0, 2, 5, 8}) EXPECT_FALSE(use_narrow_decode_mid_split(16, split)) << split;
   // On the bench layers (select_split's splits at two CTAs per SM, the cluster capacity left
   // out), only 4096 x 4096 moves, and never where use_narrow_decode_tile's rule applies.
   for (const auto& [k, n, layer] : marlin_bench::kShapes) {
     const int wide = select_split(n / 128, k / 128, 2, 132, 8);
     const int narrow = select_split(n / 64, k / 128, 2, 132, 8, true);
-    const bool candidate = narrow_decode_mid_candidate(1, n, k, true, wide);
-    const bool moves = candidate && (use_narrow_decode_mid_split(16, narrow) ||
-                                     decode_mid_wide_split(1, wide, narrow) != 0);
+    const bool moves = narrow_decode_mid_candidate(16, n, k, true, wide) &&
+                       use_narrow_decode_mid_split(16, narrow);
     EXPECT_EQ(moves, k == 4096 && n == 4096) << k << " x " << n;
     if (moves) {
       EXPECT_FALSE(marlin::detail::narrow_decode_candidate(n, k, 132, wide));
     }
   }
+}
+
+TEST(Heuristics, DecodeSplitsKeepAClusterFreeOnShortSlices) {
+  using marlin::detail::decode_spare_clusters;
+  using marlin::detail::kDecodeSpareClusterChannelMaxKTiles;
+  using marlin::detail::kDecodeSpareClusterMaxKTiles;
+  // Decode tiles (one 16-row block) on slices of up to 64 K tiles with group scales (K = 8192),
+  // 48 per-channel (K = 6144); none for longer slices or more rows (bench/NOTES.md, change 80).
+  static_assert(kDecodeSpareClusterMaxKTiles == 64 && kDecodeSpareClusterChannelMaxKTiles == 48);
+  static_assert(decode_spare_clusters(1, 16, true) == 1);
+  static_assert(decode_spare_clusters(1, 16, false) == 1);
+  static_assert(decode_spare_clusters(1, 64, true) == 1 && decode_spare_clusters(1, 65, true) == 0);
+  static_assert(decode_spare_clusters(1, 48, false) == 1);
+  static_assert(decode_spare_clusters(1, 49, false) == 0);
+  static_assert(decode_spare_clusters(1, 112, true) == 0);  // 14336 x 4096 keeps its split of 7
+  for (int m_blocks : {2, 3, 4}) {
+    EXPECT_EQ(decode_spare_clusters(m_blocks, 16, true), 0) << m_blocks;
+    EXPECT_EQ(decode_spare_clusters(m_blocks, 16, false), 0) << m_blocks;
+  }
+  // The H200's capacity for the decode kernels at two CTAs per SM (run 212): 30 clusters of 8,
+  // 32 of 7, 39 of 6, 47 of 5. With the spare cluster, N = 3840 (30 slices of 128 columns)
+  // lowers its split of 8 to 7, N = 4096 (32) 7 to 6; N = 3584 (28) keeps 8, N = 4608 (36) 6,
+  // N = 5120 (40) 5; without it (longer slices) N = 4096 keeps 7.
+  using marlin::detail::resident_cluster_split;
+  marlin::detail::ClusterCapacity cap;
+  const int clusters[] = {0, 0, 132, 79, 62, 47, 39, 32, 30};
+  for (int s = 0; s <= marlin::kMaxClusterSplit; ++s) cap.clusters[s] = clusters[s];
+  const int spare = decode_spare_clusters(1, 32, true);
+  EXPECT_EQ(resident_cluster_split(8, 30, spare, cap), 7);
+  EXPECT_EQ(resident_cluster_split(7, 32, spare, cap), 6);
+  EXPECT_EQ(resident_cluster_split(8, 28, spare, cap), 8);
+  EXPECT_EQ(resident_cluster_split(6, 36, spare, cap), 6);
+  EXPECT_EQ(resident_cluster_split(5, 40, spare, cap), 5);
+  EXPECT_EQ(resident_cluster_split(7, 32, decode_spare_clusters(1, 112, true), cap), 7);
+  // Without a spare cluster the split fills the capacity exactly; more slices than any size
+  // fits leave no split.
+  EXPECT_EQ(resident_cluster_split(8, 30, 0, cap), 8);
+  EXPECT_EQ(resident_cluster_split(8, 133, 0, cap), 0);
+  EXPECT_EQ(resident_cluster_split(2, 132, 1, cap), 0);
 }
 
 // ---- striped partition --------------------------------------------------------------------

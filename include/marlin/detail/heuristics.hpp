@@ -270,60 +270,86 @@ inline constexpr int kNarrowDecodeMidMaxKTiles = 36;
 /// (K = 1024-4096, N = 3584-4096), but at M = 8 x1.00-1.02 on 4096 x 4096 (x0.93-0.99 on the
 /// others) and at M = 1-4 x1.00-1.05.
 inline constexpr int kNarrowDecodeMidChannelMinRows = 9;
-/// Fewest rows for which use_narrow_decode_mid_split takes the 64-wide tile; below them
-/// decode_mid_wide_split may lower the 128-wide tile's split instead. The 64-wide tile's split
-/// of 4 over as many CTAs as the wide tile's (with group scales, 3584 x 3584, 2048 x 3584 and
-/// 4096 x 3584: at M = 1-4 x0.98-1.03, at M = 8-16 x0.91-0.98; 3072-4096 x 3840 at M = 8-16
-/// x0.78-0.85; 2048-4096 x 4608, a split of 3: at M = 8 x1.00-1.02, at M = 16 x0.96-0.99); on
-/// N = 4096 its split of 3 over fewer CTAs (192 against 224) x0.77-0.97 at every M, but the
-/// wide tile's split of 6 over as many beat it at M = 1-4 (decode_mid_wide_split).
+/// Fewest rows for which narrow_decode_mid_candidate holds with group scales; below them the
+/// 128-wide tile's split measured faster: the 64-wide tile's split of 4 over as many CTAs as
+/// the wide tile's 8 (3584 x 3584, 2048 x 3584 and 4096 x 3584) x0.98-1.03 at M = 1-4, and its
+/// split of 3 over 192 CTAs against the wide tile's 6 over as many (K x N 1024-4608 x 4096)
+/// x1.005-1.08 (run 209). use_narrow_decode_mid_split gives the measurements from 8 rows.
 inline constexpr int kNarrowDecodeMidMinRows = 8;
 
 /// Whether a decode call (M <= 16) of `m` rows on an `n` x `k` weight, whose 128-wide tile runs
 /// a cluster split of `wide_split` ranks and which use_narrow_decode_tile did not move, plans
 /// the 64-wide tile with select_split's splits of 3-4 allowed (`mid_splits`) to see whether
-/// use_narrow_decode_mid_split or decode_mid_wide_split moves it: short slices (at most
-/// kNarrowDecodeMidMaxKTiles K tiles), with group scales, or per-channel from
-/// kNarrowDecodeMidChannelMinRows rows.
+/// use_narrow_decode_mid_split moves it: short slices (at most kNarrowDecodeMidMaxKTiles K
+/// tiles), from kNarrowDecodeMidMinRows rows with group scales, or per-channel from
+/// kNarrowDecodeMidChannelMinRows.
 constexpr bool narrow_decode_mid_candidate(int m, int n, int k, bool grouped, int wide_split) {
   return wide_split >= 2 && n % 128 == 0 && k / 128 <= kNarrowDecodeMidMaxKTiles &&
-         (grouped || m >= kNarrowDecodeMidChannelMinRows);
+         m >= (grouped ? kNarrowDecodeMidMinRows : kNarrowDecodeMidChannelMinRows);
 }
+
+/// Fewest rows for which use_narrow_decode_mid_split takes the 64-wide tile's split of 3: the
+/// 128-wide tile's split of 6 over as many CTAs (192-216) measured x0.98-1.00 against it at
+/// M = 8 and x0.985-1.01 at M = 10, even at 12 (x0.99-1.02) and slower from 14 (x1.00-1.03;
+/// K x N 2048-4096 x 4096 and 4096 x 4608, run 215).
+inline constexpr int kNarrowDecodeMidSplit3MinRows = 12;
 
 /// Whether a narrow_decode_mid_candidate call of `m` rows takes the 64-wide tile, given the
 /// cluster split it would run (planned with select_split's `mid_splits`, after the cluster
-/// capacity check): a split of 3 or 4, where the 128-wide tile runs 6-8 ranks, from
-/// kNarrowDecodeMidMinRows rows. Measured on the H200 (bench/NOTES.md, change 79): K x N
-/// 1024-4608 x 4096 (the wide tile's split of 7 over 224 CTAs against a split of 3 over 192)
-/// x0.77-0.95 at M = 8-16 with group scales, x0.87-0.96 per-channel at M = 16; 2048-4096 x
-/// 3584 (8 over 224 against 4 over 224) x0.91-0.98 and 3072-4096 x 3840 (8 over 240 against 4
-/// over 240) x0.78-0.85 at M = 8-16. Fewer ranks sum each output in the cluster, and the gain
-/// grows with M. N = 5120 and 6144 (wide splits of 5-6) leave the narrow tile a split of 2
-/// after the capacity check, which this rule does not take; N = 4608 gets 3 (216 CTAs, as many
-/// as the wide tile's 6): x1.00-1.02 at M = 8, x0.96-0.99 at M = 16.
+/// capacity check): a split of 4, or of 3 from kNarrowDecodeMidSplit3MinRows rows, where the
+/// 128-wide tile runs 6-8 ranks. Fewer ranks sum each output in the cluster, and the gain grows
+/// with M. Measured on the H200 (bench/NOTES.md, changes 79-80): 2048-4096 x 3584 (4 over 224
+/// CTAs against the wide tile's 8 over 224) and 2048-4096 x 3840 (4 over 240 against 7 over
+/// 210) x0.91-0.985 at M = 8-16 (run 213); 2048-4096 x 4096 and 4096 x 4608 (3 over 192 and
+/// 216 against 6 over as many) x0.97-1.00 at M = 14-16 (runs 213 and 215; against the wide
+/// tile's 7 over 224 before change 80, x0.77-0.95 at M = 8-16). N = 5120 and 6144 (wide splits
+/// of 4-5) leave the narrow tile a split of 2 after the capacity check, which this rule does
+/// not take.
 constexpr bool use_narrow_decode_mid_split(int m, int narrow_split) {
-  return narrow_split >= 3 && narrow_split <= 4 && m >= kNarrowDecodeMidMinRows;
+  return narrow_split == 4 || (narrow_split == 3 && m >= kNarrowDecodeMidSplit3MinRows);
 }
 
-/// The 128-wide tile's cluster split that a narrow_decode_mid_candidate call of `m` rows below
-/// kNarrowDecodeMidMinRows runs instead of `wide_split` (0: keep it), given the 64-wide tile's
-/// split as for use_narrow_decode_mid_split: as many CTAs as that split of 3-4 runs where they
-/// are fewer than the wide split's. Measured on the H200 (bench/NOTES.md, change 79, run 209):
-/// K x N 1024-4608 x 4096 with group scales at M = 1-4, the wide tile's split of 6 over 192
-/// CTAs x0.93-0.995 against the narrow tile's 3 over 192 (itself x0.77-0.97 against the wide
-/// tile's 7 over 224: the call's CTAs, not the tile, were what cost; 4096 x 4096 per-channel
-/// with a split of 6 measured x0.98-1.01, and 14336 x 4096's longer slices x1.03-1.10).
-constexpr int decode_mid_wide_split(int m, int wide_split, int narrow_split) {
-  if (m >= kNarrowDecodeMidMinRows || narrow_split < 3 || narrow_split > 4) return 0;
-  const int split = 2 * narrow_split;  // n / 64 slices of the narrow tile, n / 128 of the wide
-  return split < wide_split ? split : 0;
+/// Most K tiles (of 128) per slice on which decode_spare_clusters keeps a cluster free with
+/// group scales: measured faster to K = 8192 (M = 1-16; K = 5120-8192: N = 3840 x0.85-0.99,
+/// N = 4096 x0.91-0.97, run 213); longer slices measured slower with fewer ranks (14336 x 4096
+/// a split of 6 instead of 7: x1.03-1.10, run 208).
+inline constexpr int kDecodeSpareClusterMaxKTiles = 64;
+/// The same per-channel: to K = 6144 (N = 4096 at K = 5120-6144 x0.95-1.015, x0.995 in median;
+/// at K = 8192 x1.00-1.05, and x1.035-1.05 at M <= 8; run 213).
+inline constexpr int kDecodeSpareClusterChannelMaxKTiles = 48;
+
+/// Clusters that a decode call's cluster split (the mma.sync kernels' 16-row tiles, `m_blocks`
+/// 1) leaves free on the device beyond its slices', on slices of `k_tiles` K tiles: one on
+/// short slices (at most kDecodeSpareClusterMaxKTiles with group scales, `grouped`, and
+/// kDecodeSpareClusterChannelMaxKTiles per-channel), so that a split whose clusters would fill
+/// the device's capacity for their size exactly runs one rank fewer; none otherwise. Measured
+/// on the H200 (bench/NOTES.md, change 80), where two CTAs per SM fit 30 clusters of 8, 32 of
+/// 7 and 39 of 6 (run 212): N = 3840 (30 slices) a split of 7 instead of 8 x0.86-0.93 at K =
+/// 2048-4096 (run 213); N = 4096 (32 slices) 6 instead of 7 with group scales x0.81-0.90 at
+/// K = 2048-4096 and M = 1-4 (run 212; what decode_mid_wide_split did until then), per-channel
+/// x0.93-1.00 at M = 1-8 (run 213). Where a cluster stays free anyway the lower split is
+/// slower: N = 3584 (28 of 30 clusters of 8) 7 against 8 x1.01-1.06 at K = 2048-4096 (but
+/// x0.98-0.99 at K = 3584, run 211), N = 4608 (36 of 39 of 6) 5 against 6 x1.02-1.07 (run 212).
+constexpr int decode_spare_clusters(int m_blocks, int k_tiles, bool grouped) {
+  const int max_k_tiles =
+      grouped ? kDecodeSpareClusterMaxKTiles : kDecodeSpareClusterChannelMaxKTiles;
+  return m_blocks == 1 && k_tiles <= max_k_tiles ? 1 : 0;
 }
 
-/// Resident capacity of the warpgroup kernel on one device: clusters[s] clusters of s CTAs fit
-/// at once (clusters[1]: single CTAs, i.e. SMs at one CTA per SM; 0 where a size is unusable).
+/// Resident capacity of a kernel on one device: clusters[s] clusters of s CTAs fit at once
+/// (clusters[1]: single CTAs, e.g. SMs for the warpgroup kernel at one CTA per SM; 0 where a
+/// size is unusable).
 struct ClusterCapacity {
   int clusters[kMaxClusterSplit + 1] = {};
 };
+
+/// The largest cluster split up to `split` (at most kMaxClusterSplit) whose `slices` clusters
+/// and `spare` more all fit `cap` at once; 0 where none of 2 or more does.
+constexpr int resident_cluster_split(int split, int slices, int spare,
+                                     const ClusterCapacity& cap) {
+  while (split >= 2 && cap.clusters[split] < slices + spare) --split;
+  return split >= 2 ? split : 0;
+}
 
 /// Fixed cost, in K-tile times of one CTA, that a striped partition of the warpgroup kernel
 /// pays on top of its share of tiles (a second pipeline fill, the 128 KB fp32 partials stored

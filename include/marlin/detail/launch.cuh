@@ -663,19 +663,21 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     return Status::kSuccess;
   };
   // The cluster split of the mma.sync kernel just taken (0: none, striped runs), the largest
-  // that keeps every cluster resident at once (select_split says when; bench/NOTES.md).
-  // `mid_splits`: select_split's splits of 3-4 at two CTAs per SM allowed.
+  // that keeps every cluster resident at once (select_split says when; bench/NOTES.md), with
+  // decode_spare_clusters more clusters of its size free. `mid_splits`: select_split's splits
+  // of 3-4 at two CTAs per SM allowed.
   auto mma_cluster_split = [&](int& split, bool mid_splits) -> Status {
     split = 0;
     if (!kClusterSplit || !dev.cluster || fit_per_sm < 1) return Status::kSuccess;
     const int per_sm = fit_per_sm < kMaxCtasPerSm ? fit_per_sm : kMaxCtasPerSm;
     const int slices = (args.n / plan.tile.tile_n()) * m_groups_for(args.m, plan.m_blocks);
-    split = select_split(slices, args.k / plan.tile.tile_k(), per_sm, dev.sm_count,
-                         kMaxClusterSplit, mid_splits);
+    const int k_tiles = args.k / plan.tile.tile_k();
+    split = select_split(slices, k_tiles, per_sm, dev.sm_count, kMaxClusterSplit, mid_splits);
     if (split >= 2) {
       ClusterCapacity cap;
       if (const Status st = capacity_of_taken(cap, 0); st != Status::kSuccess) return st;
-      while (split >= 2 && cap.clusters[split] < slices) --split;  // until all are resident
+      split = resident_cluster_split(split, slices,
+                                     decode_spare_clusters(plan.m_blocks, k_tiles, grouped), cap);
     }
     if (split < 2) split = 0;
     return Status::kSuccess;
@@ -746,9 +748,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
       return st;
     }
     // Decode calls: the 64-wide tile where use_narrow_decode_tile or, with splits of 3-4,
-    // use_narrow_decode_mid_split finds it faster, from the cluster split each tile would run;
-    // or the 128-wide tile with decode_mid_wide_split's lower split where every cluster of it
-    // stays resident.
+    // use_narrow_decode_mid_split finds it faster, from the cluster split each tile would run.
     if constexpr (std::is_same_v<Config, AutoTile>) {
       if (config == 0 && plan.m_blocks == 1 && kClusterSplit && dev.cluster) {
         int wide_split = 0, narrow_split = 0;
@@ -775,12 +775,6 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
               return st;
             }
             mma_split = wide_split;
-            const int lower = mid ? decode_mid_wide_split(args.m, wide_split, narrow_split) : 0;
-            if (lower >= 2) {
-              ClusterCapacity cap;
-              if (const Status st = capacity_of_taken(cap, 0); st != Status::kSuccess) return st;
-              if (cap.clusters[lower] >= args.n / plan.tile.tile_n()) mma_split = lower;
-            }
           }
         } else {
           mma_split = wide_split;
