@@ -435,8 +435,8 @@ TEST(GemmDecode, NarrowTileMidSplitOnShortSlicesMatchesReference) {
 // clusters of 8, 32 of 7 and 39 of 6: on short slices a decode split leaves one cluster of its
 // size free, so N = 3840 (30 slices of 128 columns) runs a split of 7 instead of 8 and
 // N = 4096 (32) 6 instead of 7, with group scales up to K = 8192 and per-channel up to 6144;
-// beyond (4096 x 8192 per-channel, 4096 x 14336) the split of 7 stays, as do the splits that
-// leave a cluster free anyway (3584 x 4096: 8, 4608 x 4096: 6).
+// beyond (K x N 8192 x 4096 per-channel, 14336 x 4096) the split of 7 stays, as do the splits
+// that leave a cluster free anyway (4096 x 3584: 8, 4096 x 4608: 6).
 TEST(GemmDecode, SplitsKeepAClusterFreeOnShortSlicesMatchReference) {
   MARLIN_REQUIRE_GPU();
   check_decode_tiles({{{1, 3840, 4096, 128}, 128, 7},
