@@ -46,6 +46,8 @@ constexpr double kTargetBatchUs = 1000.0;
 // matter for the shortest kernels, one launch for the longest.
 constexpr int kMaxBatch = 50;
 constexpr int kMinBatch = 1;
+// Calls per timed batch with MARLIN_BENCH_ISOLATED (each one alone, after an L2 flush).
+constexpr int kIsolatedBatch = 20;
 
 struct Case {
   std::string name;  // the Google Benchmark name, e.g. gemm/k4096_n4096/m16/g128
@@ -261,6 +263,11 @@ struct Context {
   // MARLIN_BENCH_ZERO_WORKSPACE=1: zero the workspace before every case, not only when it
   // grows (a diagnostic for the workspace contract; see bench/README.md).
   bool zero_workspace_per_case = false;
+  // MARLIN_BENCH_ISOLATED=1: time each call alone after reading `flush` (twice the L2) instead
+  // of batches of calls back to back (see bench/README.md).
+  bool isolated = false;
+  DeviceBuffer flush, flush_sink;
+  int flush_blocks = 0;
 
   Context() {
     cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -422,19 +429,31 @@ void measure_case(Context& ctx, const Case& cs, int repetitions, int iterations,
   run_marlin();
   run_cublas();
   cuda_check(cudaStreamSynchronize(ctx.stream), "first calls");
-  // Batch sizes from a short timed warm-up of each library.
-  r.marlin_batch = batch_for(ctx.timer->time_batch(run_marlin, 3));
-  r.cublas_batch = batch_for(ctx.timer->time_batch(run_cublas, 3));
+  // A timed batch: `count` calls back to back behind a held stream, or (MARLIN_BENCH_ISOLATED)
+  // one at a time, each after an L2 flush.
+  auto flush = [&] {
+    read_flush_kernel<<<ctx.flush_blocks, 256, 0, ctx.stream>>>(
+        ctx.flush.get<int4>(), ctx.flush.bytes() / sizeof(int4), ctx.flush_sink.get<int>());
+    cuda_check(cudaGetLastError(), "read_flush_kernel");
+  };
+  auto time_batch = [&](auto& launch, int count) {
+    return ctx.isolated ? ctx.timer->time_isolated(launch, flush, count)
+                        : ctx.timer->time_batch(launch, count);
+  };
+  // Batch sizes from a short timed warm-up of each library (a fixed count for isolated calls,
+  // whose events bracket one call each).
+  r.marlin_batch = ctx.isolated ? kIsolatedBatch : batch_for(time_batch(run_marlin, 3));
+  r.cublas_batch = ctx.isolated ? kIsolatedBatch : batch_for(time_batch(run_cublas, 3));
 
   r.reps.assign(repetitions, {});
   for (auto& rep : r.reps) {
-    ctx.timer->time_batch(run_marlin, r.marlin_batch);  // warm-up, untimed
-    ctx.timer->time_batch(run_cublas, r.cublas_batch);
+    time_batch(run_marlin, r.marlin_batch);  // warm-up, untimed
+    time_batch(run_cublas, r.cublas_batch);
     // Both libraries in every iteration, so that they see the same clocks and temperature.
     for (int i = 0; i < iterations; ++i) {
-      const double marlin_us = ctx.timer->time_batch(run_marlin, r.marlin_batch);
+      const double marlin_us = time_batch(run_marlin, r.marlin_batch);
       r.marlin_host_us.push_back(ctx.timer->last_host_us());
-      const double cublas_us = ctx.timer->time_batch(run_cublas, r.cublas_batch);
+      const double cublas_us = time_batch(run_cublas, r.cublas_batch);
       r.cublas_host_us.push_back(ctx.timer->last_host_us());
       rep.emplace_back(marlin_us, cublas_us);
     }
@@ -739,6 +758,14 @@ int main(int argc, char** argv) {
     const char* zero_ws = std::getenv("MARLIN_BENCH_ZERO_WORKSPACE");
     ctx.zero_workspace_per_case = zero_ws != nullptr && *zero_ws != '\0' &&
                                   std::strcmp(zero_ws, "0") != 0;
+    const char* isolated = std::getenv("MARLIN_BENCH_ISOLATED");
+    ctx.isolated = isolated != nullptr && *isolated != '\0' && std::strcmp(isolated, "0") != 0;
+    if (ctx.isolated) {
+      ensure(ctx.flush, 2 * static_cast<std::size_t>(prop.l2CacheSize) + (16u << 20));
+      ensure(ctx.flush_sink, sizeof(int));
+      cuda_check(cudaMemsetAsync(ctx.flush.get(), 0, ctx.flush.bytes(), ctx.stream), "memset");
+      ctx.flush_blocks = 4 * prop.multiProcessorCount;
+    }
     ctx.bandwidth = measure_copy_bandwidth(ctx.stream);
     std::fprintf(stderr,
                  "marlin_bench: %s, %d SMs, L2 %d MiB; device copy bandwidth %.1f GB/s "
@@ -763,6 +790,9 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("rotation_min_bytes", std::to_string(kRotationBytes));
     benchmark::AddCustomContext("workspace_zeroed",
                                 ctx.zero_workspace_per_case ? "every case" : "on growth only");
+    benchmark::AddCustomContext("timing", ctx.isolated
+                                              ? "isolated calls, each after an L2 flush"
+                                              : "batches of calls back to back");
 
     benchmark::RunSpecifiedBenchmarks(filter);
     g_context = nullptr;

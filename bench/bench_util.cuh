@@ -177,6 +177,19 @@ __global__ void wait_for_release_kernel(const volatile int* release, volatile in
   }
 }
 
+// Reads `count` 16-byte words (and writes nothing but, never, *sink): run over a buffer larger
+// than the L2, it leaves the L2 holding that buffer's clean lines and none of the data a timed
+// call is about to read, with no dirty lines to write back during that call.
+__global__ void read_flush_kernel(const int4* p, std::size_t count, int* sink) {
+  int acc = 0;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const int4 v = p[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x7fffffff && count == 0) *sink = acc;  // never true; keeps the loads
+}
+
 /// Times batches of back-to-back launches on one stream.
 ///
 /// Why the stream is held first: a marlin call costs several microseconds of host time
@@ -239,7 +252,34 @@ class BatchTimer {
     return 1000.0 * ms / count;
   }
 
-  /// Host microseconds per launch() call of the last time_batch.
+  /// Calls `launch()` `count` times one at a time, each after `flush()` (which must evict the
+  /// L2) and between two events of its own, waiting for each call before the next; returns the
+  /// mean GPU microseconds per call, from the end of the flush to the end of the call, and sets
+  /// last_host_us() to the host's time per launch() call. So each call starts on a cold L2
+  /// and an otherwise idle GPU, as after a kernel that does not launch its dependents early.
+  template <class Launch, class Flush>
+  double time_isolated(Launch&& launch, Flush&& flush, int count) {
+    cuda_check(cudaStreamSynchronize(stream_), "previous batch");
+    double gpu_us = 0.0, host_us = 0.0;
+    for (int i = 0; i < count; ++i) {
+      flush();
+      cuda_check(cudaEventRecord(start_, stream_), "cudaEventRecord");
+      const auto host_start = std::chrono::steady_clock::now();
+      launch();
+      const std::chrono::duration<double, std::micro> host = std::chrono::steady_clock::now() -
+                                                             host_start;
+      host_us += host.count();
+      cuda_check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
+      cuda_check(cudaEventSynchronize(stop_), "isolated call");
+      float ms = 0.0f;
+      cuda_check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+      gpu_us += 1000.0 * ms;
+    }
+    last_host_us_ = host_us / count;
+    return gpu_us / count;
+  }
+
+  /// Host microseconds per launch() call of the last time_batch or time_isolated.
   double last_host_us() const { return last_host_us_; }
 
  private:
