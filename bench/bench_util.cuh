@@ -257,6 +257,9 @@ class BatchTimer {
   /// mean GPU microseconds per call, from the end of the flush to the end of the call, and sets
   /// last_host_us() to the host's time per launch() call. So each call starts on a cold L2
   /// and an otherwise idle GPU, as after a kernel that does not launch its dependents early.
+  /// The flush must outlast the host's enqueueing of the start event and the call (a read of
+  /// 136 MB takes ~35 us on an H200, a marlin call ~4 us of host time), or the events would
+  /// time the host too.
   template <class Launch, class Flush>
   double time_isolated(Launch&& launch, Flush&& flush, int count) {
     cuda_check(cudaStreamSynchronize(stream_), "previous batch");
