@@ -890,11 +890,8 @@ TEST(Heuristics, NarrowDecodeMidSplitOnShortSlices) {
 
 TEST(Heuristics, DecodeSplitsKeepAClusterFreeOnShortSlices) {
   using marlin::detail::decode_spare_clusters;
-  using marlin::detail::kDecodeSpareClusterChannelMaxKTiles;
-  using marlin::detail::kDecodeSpareClusterMaxKTiles;
   // Decode tiles (one 16-row block) on slices of up to 64 K tiles with group scales (K = 8192),
   // 48 per-channel (K = 6144); none for longer slices or more rows (bench/NOTES.md, change 80).
-  static_assert(kDecodeSpareClusterMaxKTiles == 64 && kDecodeSpareClusterChannelMaxKTiles == 48);
   static_assert(decode_spare_clusters(1, 16, true) == 1);
   static_assert(decode_spare_clusters(1, 16, false) == 1);
   static_assert(decode_spare_clusters(1, 64, true) == 1 && decode_spare_clusters(1, 65, true) == 0);
