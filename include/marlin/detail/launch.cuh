@@ -679,7 +679,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
       split = resident_cluster_split(split, slices,
                                      decode_spare_clusters(plan.m_blocks, k_tiles, grouped), cap);
     }
-    if (split < 2) split = 0;
+    // Both select_split and resident_cluster_split return 0 or at least 2.
     return Status::kSuccess;
   };
   // Where sm_90a code runs (AutoTile only) and wgmma_m_blocks allows it: the warpgroup kernel,
