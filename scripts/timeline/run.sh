@@ -4,6 +4,7 @@
 # A/B macros of bench/NOTES.md), and runs it for each shape "m n k group".
 #   scripts/timeline/run.sh "1 4096 4096 128" "16 8192 8192 -1"
 #   FLAGS=-DMARLIN_TILES_PER_SYNC=1 scripts/timeline/run.sh "32 4096 4096 128"
+#   scripts/timeline/run.sh "1 4096 4096 128 isolated"   (each call alone: see timeline.cu)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=$root/build/timeline
@@ -12,7 +13,7 @@ python3 "$root/scripts/timeline/instrument.py" "$root/include" "$out/include"
 # shellcheck disable=SC2086
 nvcc -std=c++17 -O3 -gencode "arch=compute_${ARCH:-90a},code=sm_${ARCH:-90a}" \
   -I"$out/include" -Wno-deprecated-gpu-targets ${FLAGS:-} \
-  "$root/scripts/timeline/timeline.cu" -o "$out/timeline"
+  "$root/scripts/timeline/timeline.cu" -lcublas -o "$out/timeline"
 for shape in "$@"; do
   # shellcheck disable=SC2086
   "$out/timeline" $shape

@@ -12,12 +12,24 @@
 // CTAs entered while a CTA of the previous call still ran on the same SM.
 // Stamps: entry, wait (return of the wait for the previous grid), tile0 (first tile landed),
 // loop (main loop done), reduce (in-CTA reduction done), end (tile written).
+//   timeline m n k group isolated
+// instead times 48 calls each alone, as the benchmark's MARLIN_BENCH_ISOLATED=1 does: every
+// call follows a kernel that reads twice the L2 (and does not launch its dependents early) and
+// precedes a one-thread marker kernel. Each flush CTA stamps its end and the marker its start,
+// so per call the chain from the flush's last CTA end to the marker's start splits into the
+// CTA launch (to the first and last entry), the wait, the first tile, the loop, the end and
+// the step to the next kernel. The same chain is timed with nothing between flush and marker
+// (the bare step from one kernel to the next) and with cuBLAS fp16 (cublasGemmEx, as the
+// benchmark calls it) in the call's place; medians over calls 8-47.
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <marlin/marlin.cuh>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #define CK(x)                                                                        \
@@ -53,15 +65,146 @@ __global__ void fill(uint32_t* p, size_t n, uint32_t seed, int mode) {
   }
 }
 
+__device__ __forceinline__ unsigned long long now_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Reads `count` 16-byte words (as the benchmark's read_flush_kernel) and stamps the end of
+// its last CTA into *end.
+__global__ void flush_kernel(const int4* p, size_t count, int* sink, unsigned long long* end) {
+  int acc = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
+       i += size_t(gridDim.x) * blockDim.x) {
+    const int4 v = p[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x7fffffff && count == 0) *sink = acc;  // never true; keeps the loads
+  __syncthreads();
+  if (threadIdx.x == 0) atomicMax(end, now_ns());
+}
+
+__global__ void marker_kernel(unsigned long long* stamp) { *stamp = now_ns(); }
+
 static double med(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
 
+// The isolated mode (see the top): flush, call, marker, 48 times; then the same with no call
+// and with cuBLAS. Prints medians over calls 8-47 of each stamp relative to the flush's end.
+template <class Launch>
+static int run_isolated(int m, int n, int k, int g, int launches, cudaStream_t st,
+                        Launch&& launch) {
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const size_t flush_bytes = 2 * size_t(prop.l2CacheSize) + (16u << 20);
+  int4* flush = nullptr;
+  int* sink = nullptr;
+  unsigned long long *flush_end = nullptr, *mark = nullptr;
+  CK(cudaMalloc(&flush, flush_bytes));
+  CK(cudaMemset(flush, 0, flush_bytes));
+  CK(cudaMalloc(&sink, sizeof(int)));
+  CK(cudaMalloc(&flush_end, 3 * launches * sizeof(unsigned long long)));
+  CK(cudaMalloc(&mark, 3 * launches * sizeof(unsigned long long)));
+  CK(cudaMemset(flush_end, 0, 3 * launches * sizeof(unsigned long long)));
+  // cuBLAS's fp16 weights, rotated over ~600 MB as marlin's; their values do not matter here.
+  const size_t w_bytes = size_t(k) * n * 2;
+  const int w_copies = int(std::max<size_t>(2, (600ull << 20) / w_bytes));
+  std::vector<void*> ws16(w_copies);
+  for (int i = 0; i < w_copies; ++i) {
+    CK(cudaMalloc(&ws16[i], w_bytes));
+    fill<<<1024, 256>>>((uint32_t*)ws16[i], w_bytes / 4, 33 + i, 1);
+  }
+  void *a16, *c16;
+  CK(cudaMalloc(&a16, size_t(m) * k * 2));
+  CK(cudaMalloc(&c16, size_t(m) * n * 2));
+  fill<<<1024, 256>>>((uint32_t*)a16, size_t(m) * k / 2, 7, 1);
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasSetStream(h, st) != CUBLAS_STATUS_SUCCESS)
+    return std::printf("cublas setup failed\n"), 1;
+  const float one = 1.0f, zero_f = 0.0f;
+  auto cublas_call = [&](int i) {
+    // Row-major C = A·W as column-major Cᵀ = Wᵀ·Aᵀ, as bench_gemm.cu.
+    if (cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, ws16[i % w_copies], CUDA_R_16F,
+                     n, a16, CUDA_R_16F, k, &zero_f, c16, CUDA_R_16F, n, CUBLAS_COMPUTE_32F,
+                     CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
+      std::printf("cublasGemmEx failed\n");
+      std::exit(1);
+    }
+  };
+  for (int i = 0; i < 5; ++i) cublas_call(i);  // loads cuBLAS's kernel before the timed runs
+  CK(cudaStreamSynchronize(st));
+  const int flush_blocks = 4 * prop.multiProcessorCount;
+  // Pass 0: marlin; pass 1: nothing; pass 2: cuBLAS.
+  for (int pass = 0; pass < 3; ++pass) {
+    for (int l = 0; l < launches; ++l) {
+      flush_kernel<<<flush_blocks, 256, 0, st>>>(flush, flush_bytes / sizeof(int4), sink,
+                                                 flush_end + pass * launches + l);
+      if (pass == 0) launch(l);
+      if (pass == 2) cublas_call(l);
+      marker_kernel<<<1, 1, 0, st>>>(mark + pass * launches + l);
+    }
+    CK(cudaStreamSynchronize(st));
+  }
+  CK(cudaGetLastError());
+  std::vector<unsigned long long> fe(3 * launches), mk(3 * launches);
+  CK(cudaMemcpy(fe.data(), flush_end, fe.size() * sizeof(fe[0]), cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(mk.data(), mark, mk.size() * sizeof(mk[0]), cudaMemcpyDeviceToHost));
+  static unsigned long long tl[64][512][10];
+  CK(cudaMemcpyFromSymbol(tl, marlin::kernel::g_tl, sizeof(tl)));
+  int ctas = 0;
+  while (ctas < 512 && tl[1][ctas][0] != 0) ++ctas;
+  std::printf("timeline m=%d n=%d k=%d g=%d isolated: %d CTAs; medians over calls 8-%d, us "
+              "from the flush's last CTA end\n", m, n, k, g, ctas, launches - 1);
+  auto us = [](unsigned long long t, unsigned long long t0) { return (double(t) - double(t0)) / 1000.0; };
+  std::vector<double> bare, cub, total, first_entry, last_entry, last_end, end_to_marker;
+  constexpr int kStamps = 6;
+  const char* names[kStamps] = {"entry", "wait", "tile0", "loop", "reduce", "end"};
+  std::vector<double> st_med[kStamps], st_last[kStamps];
+  for (int l = 8; l < launches; ++l) {
+    bare.push_back(us(mk[launches + l], fe[launches + l]));
+    cub.push_back(us(mk[2 * launches + l], fe[2 * launches + l]));
+    const unsigned long long f = fe[l];
+    total.push_back(us(mk[l], f));
+    unsigned long long e_min = ~0ull, e_max = 0, end_max = 0;
+    for (int b = 0; b < ctas; ++b) {
+      e_min = std::min(e_min, tl[l][b][0]);
+      e_max = std::max(e_max, tl[l][b][0]);
+      end_max = std::max(end_max, tl[l][b][5]);
+    }
+    first_entry.push_back(us(e_min, f));
+    last_entry.push_back(us(e_max, f));
+    last_end.push_back(us(end_max, f));
+    end_to_marker.push_back(us(mk[l], end_max));
+    for (int i = 0; i < kStamps; ++i) {
+      std::vector<double> v;
+      for (int b = 0; b < ctas; ++b)
+        if (tl[l][b][i]) v.push_back(us(tl[l][b][i], f));
+      if (v.empty()) continue;
+      st_med[i].push_back(med(v));
+      st_last[i].push_back(*std::max_element(v.begin(), v.end()));
+    }
+  }
+  std::printf("  flush end -> marker: nothing between %6.2f, cuBLAS %6.2f, marlin %6.2f us\n",
+              med(bare), med(cub), med(total));
+  std::printf("  marlin: first CTA entry %6.2f, last CTA entry %6.2f, last CTA end %6.2f, "
+              "last end -> marker %6.2f us\n", med(first_entry), med(last_entry), med(last_end),
+              med(end_to_marker));
+  for (int i = 0; i < kStamps; ++i) {
+    if (st_med[i].empty()) continue;
+    std::printf("    %-6s med-CTA %6.2f  last-CTA %6.2f us\n", names[i], med(st_med[i]),
+                med(st_last[i]));
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::printf("usage: %s m n k group\n", argv[0]);
+  const bool isolated = argc == 6 && std::string(argv[5]) == "isolated";
+  if (argc != 5 && !isolated) {
+    std::printf("usage: %s m n k group [isolated]\n", argv[0]);
     return 1;
   }
   const int m = atoi(argv[1]), n = atoi(argv[2]), k = atoi(argv[3]), g = atoi(argv[4]);
@@ -101,6 +244,7 @@ int main(int argc, char** argv) {
   CK(cudaStreamSynchronize(st));
   std::vector<int> zero(512, 0);
   CK(cudaMemcpyToSymbol(marlin::kernel::g_tl_calls, zero.data(), 512 * sizeof(int)));
+  if (isolated) return run_isolated(m, n, k, g, kLaunches, st, launch);
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
