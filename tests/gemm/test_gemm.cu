@@ -434,9 +434,9 @@ TEST(GemmDecode, NarrowTileMidSplitOnShortSlicesMatchesReference) {
 // Change 80 (heuristics.hpp decode_spare_clusters) on an H200, whose decode kernels fit 30
 // clusters of 8, 32 of 7 and 39 of 6: on short slices a decode split leaves one cluster of its
 // size free, so N = 3840 (30 slices of 128 columns) runs a split of 7 instead of 8 and
-// N = 4096 (32) 6 instead of 7, with group scales up to K = 8192 and per-channel up to 6144;
-// beyond (K x N 8192 x 4096 per-channel, 14336 x 4096) the split of 7 stays, as do the splits
-// that leave a cluster free anyway (4096 x 3584: 8, 4096 x 4608: 6).
+// N = 4096 (32) 6 instead of 7, with group scales up to K = 9216 (change 81) and per-channel
+// up to 6144; beyond (K x N 8192 x 4096 per-channel, 10240 x 4096, 14336 x 4096) the split of 7
+// stays, as do the splits that leave a cluster free anyway (4096 x 3584: 8, 4096 x 4608: 6).
 TEST(GemmDecode, SplitsKeepAClusterFreeOnShortSlicesMatchReference) {
   MARLIN_REQUIRE_GPU();
   check_decode_tiles({{{1, 3840, 4096, 128}, 128, 7},
@@ -446,6 +446,9 @@ TEST(GemmDecode, SplitsKeepAClusterFreeOnShortSlicesMatchReference) {
                       {{2, 4096, 6144, -1}, 128, 6},
                       {{1, 4096, 8192, 128}, 128, 6},
                       {{1, 4096, 8192, -1}, 128, 7},
+                      {{4, 4096, 9216, 128}, 128, 6},
+                      {{16, 3840, 9216, 128}, 128, 7},
+                      {{1, 4096, 10240, 128}, 128, 7},
                       {{1, 4096, 14336, 128}, 128, 7},
                       {{4, 3584, 4096, 128}, 128, 8},
                       {{1, 4608, 4096, -1}, 128, 6}});

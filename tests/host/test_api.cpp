@@ -890,11 +890,12 @@ TEST(Heuristics, NarrowDecodeMidSplitOnShortSlices) {
 
 TEST(Heuristics, DecodeSplitsKeepAClusterFreeOnShortSlices) {
   using marlin::detail::decode_spare_clusters;
-  // Decode tiles (one 16-row block) on slices of up to 64 K tiles with group scales (K = 8192),
-  // 48 per-channel (K = 6144); none for longer slices or more rows (bench/NOTES.md, change 80).
+  // Decode tiles (one 16-row block) on slices of up to 72 K tiles with group scales (K = 9216),
+  // 48 per-channel (K = 6144); none for longer slices or more rows (bench/NOTES.md, changes 80
+  // and 81).
   static_assert(decode_spare_clusters(1, 16, true) == 1);
   static_assert(decode_spare_clusters(1, 16, false) == 1);
-  static_assert(decode_spare_clusters(1, 64, true) == 1 && decode_spare_clusters(1, 65, true) == 0);
+  static_assert(decode_spare_clusters(1, 72, true) == 1 && decode_spare_clusters(1, 73, true) == 0);
   static_assert(decode_spare_clusters(1, 48, false) == 1);
   static_assert(decode_spare_clusters(1, 49, false) == 0);
   static_assert(decode_spare_clusters(1, 112, true) == 0);  // 14336 x 4096 keeps its split of 7

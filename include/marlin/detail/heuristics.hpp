@@ -310,12 +310,15 @@ constexpr bool use_narrow_decode_mid_split(int m, int narrow_split) {
 }
 
 /// Most K tiles (of 128) per slice on which decode_spare_clusters keeps a cluster free with
-/// group scales: measured faster to K = 8192 (M = 1-16; K = 5120-8192: N = 3840 x0.85-0.99,
-/// N = 4096 x0.91-0.97, run 213); longer slices measured slower with fewer ranks (14336 x 4096
-/// a split of 6 instead of 7: x1.03-1.10, run 208).
-inline constexpr int kDecodeSpareClusterMaxKTiles = 64;
+/// group scales: measured faster to K = 9216 (M = 1-16; K = 5120-8192: N = 3840 x0.85-0.99,
+/// N = 4096 x0.91-0.97, run 213; K = 9216: N = 3840 x0.88-1.00, N = 4096 x0.983-0.989, run
+/// 220). Longer slices measured slower with fewer ranks in median (K = 10240-14336, run 220:
+/// N = 4096 x0.95-1.05, x1.014 in median, faster only at K = 12288; N = 3840 x1.01-1.08 at
+/// M = 1-8, x0.96-1.06 at M = 16; 14336 x 4096 x1.03-1.10 in run 208).
+inline constexpr int kDecodeSpareClusterMaxKTiles = 72;
 /// The same per-channel: to K = 6144 (N = 4096 at K = 5120-6144 x0.95-1.015, x0.995 in median;
-/// at K = 8192 x1.00-1.05, and x1.035-1.05 at M <= 8; run 213).
+/// at K = 8192 x1.00-1.05, and x1.035-1.05 at M <= 8, run 213; at K = 9216-14336 x1.00-1.09,
+/// run 220). N = 3840 alone would take it further (K = 8192-9216 x0.92-1.00, run 220).
 inline constexpr int kDecodeSpareClusterChannelMaxKTiles = 48;
 
 /// Clusters that a decode call's cluster split (the mma.sync kernels' 16-row tiles, `m_blocks`
