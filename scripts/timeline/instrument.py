@@ -9,6 +9,9 @@ before the last one (a split of 2: its pushes issued; 3 or more: its sum and C s
 the push variant of 3 or more, which has no last barrier: the others' vectors received); in
 the push variant also 8 its own vectors pushed (before its wait) and 9 its own sums in the
 output tile (before the CTA barrier that stamp 4 follows); and the SM it ran on (%smid, g_sm).
+The mma.sync kernel keeps its stamps in shared memory and writes them at its end; the
+warp-specialized kernel's stamps wait for the atomic that gives the call index (~0.5 µs on a
+call that does not overlap the previous one; bench/NOTES.md, session 37).
     instrument.py <include-dir> <out-dir>    (out-dir/marlin/... is replaced)
 Fails, naming the anchor, when the kernel source no longer has a line it instruments."""
 import shutil
@@ -49,21 +52,38 @@ __device__ __forceinline__ int tl_smid() {
     if (threadIdx.x == (thread) && tl_call < 64) g_tl[tl_call][blockIdx.x][i] = tl_now(); \\
   } while (0)
 #define TL(i) TL_BY(0, i)
+#define TLS(i)                                       \\
+  do {                                               \\
+    if (threadIdx.x == 0) tl_sh[i] = tl_now();       \\
+  } while (0)
 namespace marlin::kernel {
 """
 insert("template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped, bool kWgmma>\n"
        "__global__", before=STAMPS)
+# The mma.sync kernel keeps its stamps in shared memory (TLS) and writes them, with its SM, once
+# at its end: a stamp that waited for the call index's atomic would delay the CTA's start by
+# that atomic's round trip (~0.5 µs when the call is not overlapped with the previous one).
+insert("  using G = Geometry<kMBlocks, kNBlocks, kKBlocks, kGrouped, kWgmma>;\n"
+       "  extern __shared__ int4 smem_raw[];\n",
+       after="  __shared__ unsigned long long tl_sh[10];\n"
+             "  if (threadIdx.x == 0) {\n"
+             "    for (int i = 0; i < 10; ++i) tl_sh[i] = 0;\n"
+             "  }\n")
 insert("  ptx::launch_dependents();\n",
        after="  int tl_call = 0;\n"
              "  if (threadIdx.x == 0) tl_call = atomicAdd(&g_tl_calls[blockIdx.x], 1);\n"
-             "  TL(0);\n"
-             "  if (threadIdx.x == 0 && tl_call < 64) g_sm[tl_call][blockIdx.x] = tl_smid();\n")
-insert("      ptx::grid_dependency_wait();\n", after="      TL(1);\n")
-insert("          auto issue_copies", before="          if (t == 0) TL(2);\n")
+             "  TLS(0);\n")
+insert("      ptx::grid_dependency_wait();\n", after="      TLS(1);\n")
+insert("          auto issue_copies", before="          if (t == 0) TLS(2);\n")
 insert("    __syncthreads();  // the pipeline's shared memory becomes the reduction tile\n",
-       after="    TL(3);\n")
+       after="    TLS(3);\n")
 insert("    write_tile<G>(params, sh_red, sh_exchange, slice, k_begin, k_end, rows, "
-       "is_last_arrival);\n", before="    TL(4);\n", after="    TL(5);\n")
+       "is_last_arrival);\n", before="    TLS(4);\n", after="    TLS(5);\n")
+insert("#else\n  (void)params;\n  MARLIN_UNSUPPORTED_ARCH();\n#endif\n}",
+       before="  if (threadIdx.x == 0 && tl_call < 64) {\n"
+              "    for (int i = 0; i < 10; ++i) g_tl[tl_call][blockIdx.x][i] = tl_sh[i];\n"
+              "    g_sm[tl_call][blockIdx.x] = tl_smid();\n"
+              "  }\n")
 open(path, "w", encoding="utf-8").write(text)
 
 # The warp-specialized kernel: the same stamps, recorded by the first computing thread (thread

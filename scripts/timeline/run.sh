@@ -4,7 +4,8 @@
 # A/B macros of bench/NOTES.md), and runs it for each shape "m n k group".
 #   scripts/timeline/run.sh "1 4096 4096 128" "16 8192 8192 -1"
 #   FLAGS=-DMARLIN_TILES_PER_SYNC=1 scripts/timeline/run.sh "32 4096 4096 128"
-#   scripts/timeline/run.sh "1 4096 4096 128 isolated"   (each call alone: see timeline.cu)
+#   scripts/timeline/run.sh "1 4096 4096 128 isolated"   (each call alone: see timeline.cu;
+#                                                         "light" after a small kernel)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=$root/build/timeline

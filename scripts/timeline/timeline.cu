@@ -21,6 +21,11 @@
 // the step to the next kernel. The same chain is timed with nothing between flush and marker
 // (the bare step from one kernel to the next) and with cuBLAS fp16 (cublasGemmEx, as the
 // benchmark calls it) in the call's place; medians over calls 8-47.
+// All of it runs twice: issued on the stream, and captured as CUDA graphs (one per pass).
+//   timeline m n k group light
+// is the same with a one-warp kernel that reads nothing in the flush's place: the L2 keeps the
+// call's code, A and its last writes (the weights still rotate over ~600 MB, so they come from
+// memory), as after a small kernel of a model's step that does not launch its dependents early.
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -93,63 +98,9 @@ static double med(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// The isolated mode (see the top): flush, call, marker, 48 times; then the same with no call
-// and with cuBLAS. Prints medians over calls 8-47 of each stamp relative to the flush's end.
-template <class Launch>
-static int run_isolated(int m, int n, int k, int g, int launches, cudaStream_t st,
-                        Launch&& launch) {
-  cudaDeviceProp prop{};
-  CK(cudaGetDeviceProperties(&prop, 0));
-  const size_t flush_bytes = 2 * size_t(prop.l2CacheSize) + (16u << 20);
-  int4* flush = nullptr;
-  int* sink = nullptr;
-  unsigned long long *flush_end = nullptr, *mark = nullptr;
-  CK(cudaMalloc(&flush, flush_bytes));
-  CK(cudaMemset(flush, 0, flush_bytes));
-  CK(cudaMalloc(&sink, sizeof(int)));
-  CK(cudaMalloc(&flush_end, 3 * launches * sizeof(unsigned long long)));
-  CK(cudaMalloc(&mark, 3 * launches * sizeof(unsigned long long)));
-  CK(cudaMemset(flush_end, 0, 3 * launches * sizeof(unsigned long long)));
-  // cuBLAS's fp16 weights, rotated over ~600 MB as marlin's; their values do not matter here.
-  const size_t w_bytes = size_t(k) * n * 2;
-  const int w_copies = int(std::max<size_t>(2, (600ull << 20) / w_bytes));
-  std::vector<void*> ws16(w_copies);
-  for (int i = 0; i < w_copies; ++i) {
-    CK(cudaMalloc(&ws16[i], w_bytes));
-    fill<<<1024, 256>>>((uint32_t*)ws16[i], w_bytes / 4, 33 + i, 1);
-  }
-  void *a16, *c16;
-  CK(cudaMalloc(&a16, size_t(m) * k * 2));
-  CK(cudaMalloc(&c16, size_t(m) * n * 2));
-  fill<<<1024, 256>>>((uint32_t*)a16, size_t(m) * k / 2, 7, 1);
-  cublasHandle_t h;
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasSetStream(h, st) != CUBLAS_STATUS_SUCCESS)
-    return std::printf("cublas setup failed\n"), 1;
-  const float one = 1.0f, zero_f = 0.0f;
-  auto cublas_call = [&](int i) {
-    // Row-major C = A·W as column-major Cᵀ = Wᵀ·Aᵀ, as bench_gemm.cu.
-    if (cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, ws16[i % w_copies], CUDA_R_16F,
-                     n, a16, CUDA_R_16F, k, &zero_f, c16, CUDA_R_16F, n, CUBLAS_COMPUTE_32F,
-                     CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
-      std::printf("cublasGemmEx failed\n");
-      std::exit(1);
-    }
-  };
-  for (int i = 0; i < 5; ++i) cublas_call(i);  // loads cuBLAS's kernel before the timed runs
-  CK(cudaStreamSynchronize(st));
-  const int flush_blocks = 4 * prop.multiProcessorCount;
-  // Pass 0: marlin; pass 1: nothing; pass 2: cuBLAS.
-  for (int pass = 0; pass < 3; ++pass) {
-    for (int l = 0; l < launches; ++l) {
-      flush_kernel<<<flush_blocks, 256, 0, st>>>(flush, flush_bytes / sizeof(int4), sink,
-                                                 flush_end + pass * launches + l);
-      if (pass == 0) launch(l);
-      if (pass == 2) cublas_call(l);
-      marker_kernel<<<1, 1, 0, st>>>(mark + pass * launches + l);
-    }
-    CK(cudaStreamSynchronize(st));
-  }
-  CK(cudaGetLastError());
+// Prints run_isolated's results: each stamp from the flush's end, medians over calls 8-47.
+static void report_isolated(int m, int n, int k, int g, int launches, bool graph, bool light,
+                            const unsigned long long* flush_end, const unsigned long long* mark) {
   std::vector<unsigned long long> fe(3 * launches), mk(3 * launches);
   CK(cudaMemcpy(fe.data(), flush_end, fe.size() * sizeof(fe[0]), cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(mk.data(), mark, mk.size() * sizeof(mk[0]), cudaMemcpyDeviceToHost));
@@ -157,8 +108,10 @@ static int run_isolated(int m, int n, int k, int g, int launches, cudaStream_t s
   CK(cudaMemcpyFromSymbol(tl, marlin::kernel::g_tl, sizeof(tl)));
   int ctas = 0;
   while (ctas < 512 && tl[1][ctas][0] != 0) ++ctas;
-  std::printf("timeline m=%d n=%d k=%d g=%d isolated: %d CTAs; medians over calls 8-%d, us "
-              "from the flush's last CTA end\n", m, n, k, g, ctas, launches - 1);
+  std::printf("timeline m=%d n=%d k=%d g=%d %s%s: %d CTAs; medians over calls 8-%d, us "
+              "from the %s's last CTA end\n", m, n, k, g, light ? "light" : "isolated",
+              graph ? ", in a CUDA graph" : "", ctas, launches - 1,
+              light ? "one-warp kernel" : "flush");
   auto us = [](unsigned long long t, unsigned long long t0) { return (double(t) - double(t0)) / 1000.0; };
   std::vector<double> bare, cub, total, first_entry, last_entry, last_end, end_to_marker;
   constexpr int kStamps = 6;
@@ -188,7 +141,7 @@ static int run_isolated(int m, int n, int k, int g, int launches, cudaStream_t s
       st_last[i].push_back(*std::max_element(v.begin(), v.end()));
     }
   }
-  std::printf("  flush end -> marker: nothing between %6.2f, cuBLAS %6.2f, marlin %6.2f us\n",
+  std::printf("  end before -> marker: nothing between %6.2f, cuBLAS %6.2f, marlin %6.2f us\n",
               med(bare), med(cub), med(total));
   std::printf("  marlin: first CTA entry %6.2f, last CTA entry %6.2f, last CTA end %6.2f, "
               "last end -> marker %6.2f us\n", med(first_entry), med(last_entry), med(last_end),
@@ -198,13 +151,102 @@ static int run_isolated(int m, int n, int k, int g, int launches, cudaStream_t s
     std::printf("    %-6s med-CTA %6.2f  last-CTA %6.2f us\n", names[i], med(st_med[i]),
                 med(st_last[i]));
   }
+}
+
+// The isolated mode (see the top): flush, call, marker, 48 times; then the same with no call
+// and with cuBLAS; all three issued on the stream and then as CUDA graphs.
+template <class Launch>
+static int run_isolated(int m, int n, int k, int g, int launches, bool light, cudaStream_t st,
+                        Launch&& launch) {
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const size_t flush_bytes = 2 * size_t(prop.l2CacheSize) + (16u << 20);
+  int4* flush = nullptr;
+  int* sink = nullptr;
+  unsigned long long *flush_end = nullptr, *mark = nullptr;
+  CK(cudaMalloc(&flush, flush_bytes));
+  CK(cudaMemset(flush, 0, flush_bytes));
+  CK(cudaMalloc(&sink, sizeof(int)));
+  CK(cudaMalloc(&flush_end, 3 * launches * sizeof(unsigned long long)));
+  CK(cudaMalloc(&mark, 3 * launches * sizeof(unsigned long long)));
+  CK(cudaMemset(flush_end, 0, 3 * launches * sizeof(unsigned long long)));
+  // cuBLAS's fp16 weights, rotated over ~600 MB as marlin's; their values do not matter here.
+  const size_t w_bytes = size_t(k) * n * 2;
+  const int w_copies = int(std::max<size_t>(2, (600ull << 20) / w_bytes));
+  std::vector<void*> ws16(w_copies);
+  for (int i = 0; i < w_copies; ++i) {
+    CK(cudaMalloc(&ws16[i], w_bytes));
+    fill<<<1024, 256>>>((uint32_t*)ws16[i], w_bytes / 4, 33 + i, 1);
+  }
+  void *a16, *c16;
+  CK(cudaMalloc(&a16, size_t(m) * k * 2));
+  CK(cudaMalloc(&c16, size_t(m) * n * 2));
+  fill<<<1024, 256>>>((uint32_t*)a16, size_t(m) * k / 2, 7, 1);
+  cublasHandle_t h;
+  // A workspace of its own, so that cuBLAS allocates nothing while a graph is captured.
+  void* cublas_ws = nullptr;
+  const size_t cublas_ws_bytes = 32u << 20;
+  CK(cudaMalloc(&cublas_ws, cublas_ws_bytes));
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasSetStream(h, st) != CUBLAS_STATUS_SUCCESS ||
+      cublasSetWorkspace(h, cublas_ws, cublas_ws_bytes) != CUBLAS_STATUS_SUCCESS)
+    return std::printf("cublas setup failed\n"), 1;
+  const float one = 1.0f, zero_f = 0.0f;
+  auto cublas_call = [&](int i) {
+    // Row-major C = A·W as column-major Cᵀ = Wᵀ·Aᵀ, as bench_gemm.cu.
+    if (cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, ws16[i % w_copies], CUDA_R_16F,
+                     n, a16, CUDA_R_16F, k, &zero_f, c16, CUDA_R_16F, n, CUBLAS_COMPUTE_32F,
+                     CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
+      std::printf("cublasGemmEx failed\n");
+      std::exit(1);
+    }
+  };
+  for (int i = 0; i < 5; ++i) cublas_call(i);  // loads cuBLAS's kernel before the timed runs
+  CK(cudaStreamSynchronize(st));
+  const int flush_blocks = 4 * prop.multiProcessorCount;
+  // Pass 0: marlin; pass 1: nothing; pass 2: cuBLAS. Issued on the stream, then (`graph`)
+  // captured as one CUDA graph per pass and launched once.
+  for (const bool graph : {false, true}) {
+    std::vector<int> zero(512, 0);
+    CK(cudaMemcpyToSymbol(marlin::kernel::g_tl_calls, zero.data(), 512 * sizeof(int)));
+    CK(cudaMemset(flush_end, 0, 3 * launches * sizeof(unsigned long long)));
+    CK(cudaDeviceSynchronize());
+    for (int pass = 0; pass < 3; ++pass) {
+      cudaGraph_t g_pass = nullptr;
+      if (graph) CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+      for (int l = 0; l < launches; ++l) {
+        if (light) {
+          flush_kernel<<<1, 32, 0, st>>>(flush, 0, sink, flush_end + pass * launches + l);
+        } else {
+          flush_kernel<<<flush_blocks, 256, 0, st>>>(flush, flush_bytes / sizeof(int4), sink,
+                                                     flush_end + pass * launches + l);
+        }
+        if (pass == 0) launch(l);
+        if (pass == 2) cublas_call(l);
+        marker_kernel<<<1, 1, 0, st>>>(mark + pass * launches + l);
+      }
+      if (graph) {
+        CK(cudaStreamEndCapture(st, &g_pass));
+        cudaGraphExec_t exec;
+        CK(cudaGraphInstantiate(&exec, g_pass, 0));
+        CK(cudaGraphUpload(exec, st));
+        CK(cudaGraphLaunch(exec, st));
+        CK(cudaStreamSynchronize(st));
+        CK(cudaGraphExecDestroy(exec));
+        CK(cudaGraphDestroy(g_pass));
+      }
+      CK(cudaStreamSynchronize(st));
+    }
+    CK(cudaGetLastError());
+    report_isolated(m, n, k, g, launches, graph, light, flush_end, mark);
+  }
   return 0;
 }
 
 int main(int argc, char** argv) {
-  const bool isolated = argc == 6 && std::string(argv[5]) == "isolated";
+  const bool light = argc == 6 && std::string(argv[5]) == "light";
+  const bool isolated = light || (argc == 6 && std::string(argv[5]) == "isolated");
   if (argc != 5 && !isolated) {
-    std::printf("usage: %s m n k group [isolated]\n", argv[0]);
+    std::printf("usage: %s m n k group [isolated|light]\n", argv[0]);
     return 1;
   }
   const int m = atoi(argv[1]), n = atoi(argv[2]), k = atoi(argv[3]), g = atoi(argv[4]);
@@ -244,7 +286,7 @@ int main(int argc, char** argv) {
   CK(cudaStreamSynchronize(st));
   std::vector<int> zero(512, 0);
   CK(cudaMemcpyToSymbol(marlin::kernel::g_tl_calls, zero.data(), 512 * sizeof(int)));
-  if (isolated) return run_isolated(m, n, k, g, kLaunches, st, launch);
+  if (isolated) return run_isolated(m, n, k, g, kLaunches, light, st, launch);
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
