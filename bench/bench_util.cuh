@@ -177,10 +177,11 @@ __global__ void wait_for_release_kernel(const volatile int* release, volatile in
   }
 }
 
-// Reads `count` 16-byte words (and writes nothing but, never, *sink): run over a buffer larger
-// than the L2, it leaves the L2 holding that buffer's clean lines and none of the data a timed
-// call is about to read, with no dirty lines to write back during that call.
-__global__ void read_flush_kernel(const int4* p, std::size_t count, int* sink) {
+// Reads `count` 16-byte words, this thread's share of a grid-wide stride (and writes nothing
+// but, never, *sink): run over a buffer larger than the L2, it leaves the L2 holding that
+// buffer's clean lines and none of the data a timed call is about to read, with no dirty lines
+// to write back during that call.
+__device__ inline void read_flush(const int4* p, std::size_t count, int* sink) {
   int acc = 0;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
        i += std::size_t{gridDim.x} * blockDim.x) {
@@ -188,6 +189,11 @@ __global__ void read_flush_kernel(const int4* p, std::size_t count, int* sink) {
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc == 0x7fffffff && count == 0) *sink = acc;  // never true; keeps the loads
+}
+
+// read_flush as a kernel: the isolated mode's L2 flush before every timed call.
+__global__ void read_flush_kernel(const int4* p, std::size_t count, int* sink) {
+  read_flush(p, count, sink);
 }
 
 /// Times batches of back-to-back launches on one stream.

@@ -31,6 +31,8 @@
 #include <cuda_runtime.h>
 #include <marlin/marlin.cuh>
 
+#include "../../bench/bench_util.cuh"  // read_flush: the benchmark's isolated-mode flush
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -76,16 +78,10 @@ __device__ __forceinline__ unsigned long long now_ns() {
   return t;
 }
 
-// Reads `count` 16-byte words (as the benchmark's read_flush_kernel) and stamps the end of
-// its last CTA into *end.
+// The benchmark's L2 flush (read_flush over `count` 16-byte words), stamping the end of its
+// last CTA into *end.
 __global__ void flush_kernel(const int4* p, size_t count, int* sink, unsigned long long* end) {
-  int acc = 0;
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
-       i += size_t(gridDim.x) * blockDim.x) {
-    const int4 v = p[i];
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x7fffffff && count == 0) *sink = acc;  // never true; keeps the loads
+  marlin_bench::read_flush(p, count, sink);
   __syncthreads();
   if (threadIdx.x == 0) atomicMax(end, now_ns());
 }
