@@ -9,7 +9,10 @@
 // wait return) and the previous call's last CTA end, and the entry-to-entry period; then how
 // consecutive calls share the SMs under programmatic dependent launch (each CTA's %smid):
 // the distribution of the period over calls 8-47, and for the slowest calls how many of their
-// CTAs entered while a CTA of the previous call still ran on the same SM.
+// CTAs entered while a CTA of the previous call still ran on the same SM; last, how the CTAs'
+// runs (wait return to loop end) spread, whether the slow ones are the same SMs or the same
+// CTA indices from call to call, and on SMs that ran two CTAs which of the two ended first
+// (report_spread).
 // Stamps: entry, wait (return of the wait for the previous grid), tile0 (first tile landed),
 // loop (main loop done), reduce (in-CTA reduction done), end (tile written).
 //   timeline m n k group isolated
@@ -34,6 +37,7 @@
 #include "../../bench/bench_util.cuh"  // read_flush: the benchmark's isolated-mode flush
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -92,6 +96,141 @@ static double med(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// Pearson correlation of two equally long series (0 when either is constant).
+static double correlation(const std::vector<double>& x, const std::vector<double>& y) {
+  const size_t n = x.size();
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < n; ++i) mx += x[i] / n, my += y[i] / n;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+    syy += (y[i] - my) * (y[i] - my);
+  }
+  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : 0;
+}
+
+// How the CTAs' runs of one back-to-back call spread, and whether the slow ones are the same
+// from call to call (bench/NOTES.md, "For the next session": the striped decode calls' loop
+// ends spread over several µs). Per CTA and call: its run, from the wait's return (stamp 1)
+// to its last loop's end (stamp 3), less the call's median run. Those deviations are averaged
+// per SM and per CTA index over the even and over the odd calls of 8-47; the correlation of
+// the two halves says how much of the spread belongs to the SM (or to the CTA's place in the
+// tile space) rather than to the call. Also the runs of CTAs alone on their SM against those
+// that shared it with another CTA of the call; per SM that ran two, when the first and the
+// second of them ended their loops and whether the first was the one that entered first
+// (bench/NOTES.md, session 38: on the H200 it is, 96-100 % of the time); and the median run
+// of CTAs 0 .. SMs - 1 (the first placed on each SM) against the rest.
+static void report_spread(const unsigned long long (*tl)[512][10], const int (*sm)[512],
+                          int ctas, int launches) {
+  constexpr int kSms = 1024;
+  std::vector<double> sum_sm[2], sum_cta[2];
+  std::vector<int> cnt_sm[2], cnt_cta[2];
+  for (int h = 0; h < 2; ++h) {
+    sum_sm[h].assign(kSms, 0);
+    cnt_sm[h].assign(kSms, 0);
+    sum_cta[h].assign(ctas, 0);
+    cnt_cta[h].assign(ctas, 0);
+  }
+  std::vector<double> spread_max, spread_p90, alone, shared;
+  for (int l = 8; l < launches; ++l) {
+    std::vector<double> run(ctas);
+    std::vector<int> per_sm(kSms, 0);
+    for (int b = 0; b < ctas; ++b) {
+      run[b] = (double(tl[l][b][3]) - double(tl[l][b][1])) / 1000.0;
+      ++per_sm[sm[l][b] & (kSms - 1)];
+    }
+    const double m = med(run);
+    std::vector<double> sorted = run;
+    std::sort(sorted.begin(), sorted.end());
+    spread_max.push_back(sorted.back() - m);
+    spread_p90.push_back(sorted[sorted.size() * 9 / 10] - m);
+    for (int b = 0; b < ctas; ++b) {
+      const int s = sm[l][b] & (kSms - 1), h = l % 2;
+      sum_sm[h][s] += run[b] - m;
+      ++cnt_sm[h][s];
+      sum_cta[h][b] += run[b] - m;
+      ++cnt_cta[h][b];
+      (per_sm[s] == 1 ? alone : shared).push_back(run[b] - m);
+    }
+  }
+  std::vector<double> even_sm, odd_sm, even_cta, odd_cta, mean_sm;
+  std::vector<int> sm_ids;
+  for (int s = 0; s < kSms; ++s) {
+    if (cnt_sm[0][s] == 0 || cnt_sm[1][s] == 0) continue;
+    even_sm.push_back(sum_sm[0][s] / cnt_sm[0][s]);
+    odd_sm.push_back(sum_sm[1][s] / cnt_sm[1][s]);
+    mean_sm.push_back((sum_sm[0][s] + sum_sm[1][s]) / (cnt_sm[0][s] + cnt_sm[1][s]));
+    sm_ids.push_back(s);
+  }
+  for (int b = 0; b < ctas; ++b) {
+    even_cta.push_back(sum_cta[0][b] / std::max(1, cnt_cta[0][b]));
+    odd_cta.push_back(sum_cta[1][b] / std::max(1, cnt_cta[1][b]));
+  }
+  std::printf("  runs (wait return to last loop end) less the call's median, launches 8-%d:\n",
+              launches - 1);
+  std::printf("    per call, medians: p90 CTA +%5.2f us, slowest CTA +%5.2f us\n",
+              med(spread_p90), med(spread_max));
+  std::printf("    even/odd calls' mean deviation correlate by SM %5.2f (%zu SMs), by CTA index "
+              "%5.2f\n",
+              correlation(even_sm, odd_sm), sm_ids.size(), correlation(even_cta, odd_cta));
+  std::vector<size_t> order(mean_sm.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return mean_sm[a] > mean_sm[b]; });
+  std::printf("    per-SM mean deviation: slowest");
+  for (size_t i = 0; i < std::min<size_t>(6, order.size()); ++i)
+    std::printf(" %d:%+.2f", sm_ids[order[i]], mean_sm[order[i]]);
+  std::printf(" us; fastest");
+  for (size_t i = order.size() - std::min<size_t>(3, order.size()); i < order.size(); ++i)
+    std::printf(" %d:%+.2f", sm_ids[order[i]], mean_sm[order[i]]);
+  std::printf(" us\n    CTAs alone on their SM: %zu runs, median %+.2f us; sharing it: %zu, "
+              "median %+.2f us\n",
+              alone.size(), med(alone), shared.size(), med(shared));
+  // Per SM that ran two CTAs of the call: the first and the second of them to end their loops,
+  // and whether the first to end was the one that entered first; per CTA index group (the
+  // first CTA per SM the hardware places, 0 .. SMs - 1, and the rest), the median run.
+  std::vector<double> first_end, second_end, lone_phase, runs_lo, runs_hi;
+  int older_first = 0, pairs = 0;
+  const int n_sm = int(sm_ids.size());
+  for (int l = 8; l < launches; ++l) {
+    std::vector<std::vector<int>> on(kSms);
+    unsigned long long wait = ~0ull;
+    for (int b = 0; b < ctas; ++b) {
+      on[sm[l][b] & (kSms - 1)].push_back(b);
+      wait = std::min(wait, tl[l][b][1]);
+      (b < n_sm ? runs_lo : runs_hi).push_back((double(tl[l][b][3]) - double(tl[l][b][1])) / 1000.0);
+    }
+    for (int sid = 0; sid < kSms; ++sid) {
+      if (on[sid].size() != 2) continue;
+      const int x = on[sid][0], y = on[sid][1];
+      const double ex = (double(tl[l][x][3]) - double(wait)) / 1000.0;
+      const double ey = (double(tl[l][y][3]) - double(wait)) / 1000.0;
+      first_end.push_back(std::min(ex, ey));
+      second_end.push_back(std::max(ex, ey));
+      lone_phase.push_back(std::fabs(ex - ey));
+      const bool x_older = tl[l][x][0] < tl[l][y][0];
+      older_first += (ex < ey) == x_older;
+      ++pairs;
+    }
+  }
+  if (pairs > 0) {
+    std::vector<double> se = second_end, apart = lone_phase;
+    std::sort(se.begin(), se.end());
+    std::sort(apart.begin(), apart.end());
+    std::printf("    SMs with two CTAs (%d SM-calls): loop ends from the first wait return, "
+                "medians: first %6.2f us, second %6.2f us; the two %5.2f us apart (p90 %5.2f); "
+                "the earlier-entered CTA ended first in %d%%; second ends p10 %6.2f p50 %6.2f "
+                "p90 %6.2f max %6.2f us\n",
+                pairs, med(first_end), med(second_end), med(apart), apart[apart.size() * 9 / 10],
+                100 * older_first / pairs, se[se.size() / 10], se[se.size() / 2],
+                se[se.size() * 9 / 10], se.back());
+  }
+  if (ctas > n_sm) {
+    std::printf("    median run of CTAs 0-%d %6.2f us, of CTAs %d-%d %6.2f us\n", n_sm - 1,
+                med(runs_lo), n_sm, ctas - 1, med(runs_hi));
+  }
 }
 
 // Prints run_isolated's results: each stamp from the flush's end, medians over calls 8-47.
@@ -388,5 +527,6 @@ int main(int argc, char** argv) {
                 "spread over %5.2f us, %3d of %d CTAs entered beside the previous call\n",
                 c.launch, c.period, c.duration, c.entry_spread, c.early, ctas);
   }
+  report_spread(tl, sm, ctas, kLaunches);
   return 0;
 }
