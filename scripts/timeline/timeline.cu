@@ -12,7 +12,7 @@
 // CTAs entered while a CTA of the previous call still ran on the same SM; last, how the CTAs'
 // runs (wait return to loop end) spread, whether the slow ones are the same SMs or the same
 // CTA indices from call to call, and on SMs that ran two CTAs which of the two ended first
-// (report_spread).
+// (report_spread; the isolated mode below prints it too).
 // Stamps: entry, wait (return of the wait for the previous grid), tile0 (first tile landed),
 // loop (main loop done), reduce (in-CTA reduction done), end (tile written).
 //   timeline m n k group isolated
@@ -286,6 +286,9 @@ static void report_isolated(int m, int n, int k, int g, int launches, bool graph
     std::printf("    %-6s med-CTA %6.2f  last-CTA %6.2f us\n", names[i], med(st_med[i]),
                 med(st_last[i]));
   }
+  static int sm[64][512];
+  CK(cudaMemcpyFromSymbol(sm, marlin::kernel::g_sm, sizeof(sm)));
+  report_spread(tl, sm, ctas, launches);
 }
 
 // The isolated mode (see the top): flush, call, marker, 48 times; then the same with no call
