@@ -12,9 +12,15 @@
 //    CTAs per SM in slice order, kStages cp.async stages, one CTA barrier per tile. Its
 //    residency is held to two CTAs per SM, as the decode kernel's is, by unused dynamic shared
 //    memory (kDecodePad): with its 32 KB of stages and few registers more would share an SM,
-//    which read 0.1-0.7 us slower on six of the nine bench layers (bench/NOTES.md, run 110).
+//    which read 0.1-0.7 us slower on six of the nine bench layers (bench/NOTES.md, run 110);
+//  - the same decode read with each tile's group-128 scale row as well (256 bytes, one 16-byte
+//    copy by each of 16 threads into the tile's stage), as the grouped decode kernel copies it:
+//    from pack_scales' layout, rows of all N columns per K group (a slice's rows N * 2 bytes
+//    apart), and from a layout that keeps each slice's rows contiguous (one row after the
+//    other along K), to tell what the scale rows' reads cost apart from the kernel's math.
 // Prints a markdown table: the memory floor of the codes at the measured copy bandwidth (as
-// marlin_bench computes it), target 1's bound (1.05 x floor + 1.5 us), and both reads.
+// marlin_bench computes it), target 1's bound (1.05 x floor + 1.5 us, for the codes alone), and
+// the reads.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -47,6 +53,13 @@ constexpr int kDecodePad = 48 * 1024;
 
 __device__ int g_sink;  // keeps the reads live
 
+/// Where decode_read finds each tile's scale row, if it reads them.
+enum class ScaleRows {
+  kNone,
+  kByGroup,  ///< [k / 128][n] fp16, as pack_scales lays them out: a slice's rows n * 2 bytes apart
+  kBySlice,  ///< [n / 128][k / 128][128] fp16: a slice's rows one after the other
+};
+
 /// Reads `n_vec` vectors of `p`, grid-strided, kInFlight loads per thread in flight.
 __global__ void __launch_bounds__(kThreads) stream_read(const int4* __restrict__ p,
                                                         long long n_vec) {
@@ -78,9 +91,15 @@ __global__ void __launch_bounds__(kThreads) stream_read(const int4* __restrict__
 /// striped over the grid in slice order, through a kStages-deep cp.async pipeline. As in the
 /// decode kernel, each thread's copy addresses advance by a constant per tile and the loop is
 /// unrolled over the stages, so that the probe's own index arithmetic stays off the path.
-__global__ void __launch_bounds__(kThreads, 2) decode_read(const int4* __restrict__ b, int n,
+/// With kRows other than kNone, threads 0-15 also copy each tile's scale row (kRowScaleVecs
+/// vectors of `scales`) into the tile's stage.
+template <ScaleRows kRows>
+__global__ void __launch_bounds__(kThreads, 2) decode_read(const int4* __restrict__ b,
+                                                           const int4* __restrict__ scales, int n,
                                                            int k) {
+  constexpr int kRowScaleVecs = kTileN * 2 / 16;  // a tile's scale row: 16 vectors
   __shared__ int4 stages[marlin::kStages][kTileVecs];  // [stage][k16 row][vector]
+  __shared__ int4 scale_stages[marlin::kStages][kRowScaleVecs];  // [stage][vector]
   constexpr int kAhead = marlin::kStages - 1;
   constexpr int kPerThread = kTileVecs / kThreads;
   marlin::ptx::launch_dependents();
@@ -94,6 +113,12 @@ __global__ void __launch_bounds__(kThreads, 2) decode_read(const int4* __restric
   // The next tile to load, (slice, kt), and its first vector (row 0, column 0 of the tile).
   int slice = static_cast<int>(begin / k_tiles), kt = static_cast<int>(begin % k_tiles);
   const int4* next = b + kt * tile_step + static_cast<std::size_t>(slice) * kRowVecs;
+  // The next tile's scale row: its K group's row of all n columns, or the slice's kt-th row.
+  const std::size_t group_step = static_cast<std::size_t>(n) * 2 / 16;
+  const int4* next_scales =
+      kRows == ScaleRows::kByGroup
+          ? scales + kt * group_step + static_cast<std::size_t>(slice) * kRowScaleVecs
+          : scales + static_cast<std::size_t>(begin) * kRowScaleVecs;
   auto offset = [&](int j) {  // this thread's vector t + j * kThreads within a tile
     const int v = t + j * kThreads;
     return static_cast<std::size_t>(v / kRowVecs) * (n / 2) + v % kRowVecs;
@@ -109,13 +134,23 @@ __global__ void __launch_bounds__(kThreads, 2) decode_read(const int4* __restric
     for (int j = 0; j < kPerThread; ++j) {
       marlin::ptx::cp_async_cg_16(&stages[stage][t + j * kThreads], next + offset(j), true);
     }
+    if constexpr (kRows != ScaleRows::kNone) {
+      if (t < kRowScaleVecs) {
+        marlin::ptx::cp_async_cg_16(&scale_stages[stage][t], next_scales + t, true);
+      }
+    }
     if (++kt == k_tiles) {
       kt = 0;
       ++slice;
       next = b + static_cast<std::size_t>(slice) * kRowVecs;
+      if constexpr (kRows == ScaleRows::kByGroup) {
+        next_scales = scales + static_cast<std::size_t>(slice) * kRowScaleVecs;
+      }
     } else {
       next += tile_step;
+      if constexpr (kRows == ScaleRows::kByGroup) next_scales += group_step;
     }
+    if constexpr (kRows == ScaleRows::kBySlice) next_scales += kRowScaleVecs;
   };
 #pragma unroll
   for (int u = 0; u < kAhead; ++u) {
@@ -134,6 +169,7 @@ __global__ void __launch_bounds__(kThreads, 2) decode_read(const int4* __restric
         marlin::ptx::cp_async_commit_group();
         const int4 x = stages[s][t];
         acc ^= x.x ^ x.y ^ x.z ^ x.w;
+        if constexpr (kRows != ScaleRows::kNone) acc ^= scale_stages[s][t % kRowScaleVecs].x;
       }
     }
   }
@@ -201,20 +237,29 @@ int run() {
   cuda_check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
              "attribute");
   const bool pdl = major >= 9;
-  cuda_check(cudaFuncSetAttribute(decode_read, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  kDecodePad),
-             "cudaFuncSetAttribute");
+  for (auto kernel : {decode_read<ScaleRows::kNone>, decode_read<ScaleRows::kByGroup>,
+                      decode_read<ScaleRows::kBySlice>}) {
+    cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    kDecodePad),
+               "cudaFuncSetAttribute");
+  }
   const double bandwidth = copy_bandwidth();
   std::printf("copy bandwidth %.1f GB/s; %d SMs; programmatic dependent launch %s\n\n",
               bandwidth / 1e9, sms, pdl ? "on" : "off (before sm_90)");
   std::printf("| shape K×N | codes MB | floor µs | 1.05 floor + 1.5 µs | stream read µs (grid) "
-              "| decode-pattern read µs |\n|---|---:|---:|---:|---:|---:|\n");
+              "| decode-pattern read µs | with scale rows µs: floor, by group, by slice |\n"
+              "|---|---:|---:|---:|---:|---:|---|\n");
   for (const marlin_bench::Shape& s : marlin_bench::kShapes) {
     const std::size_t bytes = static_cast<std::size_t>(s.k) * s.n / 2;
     const int copies = marlin_bench::rotation_copies(bytes);
     marlin_bench::DeviceBuffer codes(bytes * copies);
     cuda_check(cudaMemset(codes.get(), 0x37, bytes * copies), "cudaMemset");
     auto copy = [&](int i) { return codes.at<const int4>((i % copies) * bytes); };
+    // One group-128 scale row per K tile and 128 columns, rotated with the codes.
+    const std::size_t scale_bytes = static_cast<std::size_t>(s.k / 128) * s.n * 2;
+    marlin_bench::DeviceBuffer scales(scale_bytes * copies);
+    cuda_check(cudaMemset(scales.get(), 0x21, scale_bytes * copies), "cudaMemset");
+    auto scale_copy = [&](int i) { return scales.at<const int4>((i % copies) * scale_bytes); };
     const long long n_vec = static_cast<long long>(bytes / 16);
     double stream_us = 0.0;
     int stream_grid = 0;
@@ -226,13 +271,19 @@ int run() {
         stream_grid = per_sm * sms;
       }
     }
-    const double decode_us =
-        us_per_call([&](int i) {
-          launch(pdl, 2 * sms, kDecodePad, decode_read, copy(i), s.n, s.k);
-        });
+    auto decode_us = [&](auto kernel) {
+      return us_per_call([&](int i) {
+        launch(pdl, 2 * sms, kDecodePad, kernel, copy(i), scale_copy(i), s.n, s.k);
+      });
+    };
+    const double plain_us = decode_us(decode_read<ScaleRows::kNone>);
+    const double by_group_us = decode_us(decode_read<ScaleRows::kByGroup>);
+    const double by_slice_us = decode_us(decode_read<ScaleRows::kBySlice>);
     const double floor_us = 1e6 * static_cast<double>(bytes) / bandwidth;
-    std::printf("| %d×%d | %.1f | %.2f | %.2f | %.2f (%d) | %.2f |\n", s.k, s.n, bytes / 1e6,
-                floor_us, 1.05 * floor_us + 1.5, stream_us, stream_grid, decode_us);
+    const double scaled_floor_us = 1e6 * static_cast<double>(bytes + scale_bytes) / bandwidth;
+    std::printf("| %d×%d | %.1f | %.2f | %.2f | %.2f (%d) | %.2f | %.2f, %.2f, %.2f |\n", s.k,
+                s.n, bytes / 1e6, floor_us, 1.05 * floor_us + 1.5, stream_us, stream_grid,
+                plain_us, scaled_floor_us, by_group_us, by_slice_us);
   }
   cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   return 0;
