@@ -223,7 +223,8 @@ struct CaseResult {
 };
 
 /// The launch a plan describes, for the label: path and CTA tile (`wgmma 128x256`, `mma
-/// 16x128`; `wgmma-ws` where the warp-specialized kernel runs), then how the tiles are spread:
+/// 16x128`, `mma 8x128` for the 16-row tile's eight-row kernel; `wgmma-ws` where the
+/// warp-specialized kernel runs), then how the tiles are spread:
 /// `whole` (one CTA per slice), `whole runs of R on G` (G CTAs, R whole slices each),
 /// `split S` (a cluster of S CTAs per slice), `whole W then split S` (the warpgroup kernel's
 /// hybrid: W slices one CTA each, the rest split), `runs of R whole then split S on G` (hybrid
@@ -233,7 +234,8 @@ std::string plan_summary(const marlin::detail::Plan& plan) {
   const marlin::detail::Partition& p = plan.part;
   const char* const path =
       marlin::detail::launches_ws(plan) ? "wgmma-ws " : plan.wgmma ? "wgmma " : "mma ";
-  std::string s = std::string(path) + std::to_string(16 * plan.m_blocks) + "x" +
+  const int rows = plan.eight_rows ? marlin::detail::kEightRowsMaxRows : 16 * plan.m_blocks;
+  std::string s = std::string(path) + std::to_string(rows) + "x" +
                   std::to_string(plan.tile.tile_n());
   if (p.split > 0 && p.runs > 0) {  // hybrid runs (make_hybrid_runs)
     return s + " runs of " + std::to_string(p.runs) + " whole then split " +

@@ -58,7 +58,8 @@ __device__ __forceinline__ int tl_smid() {
   } while (0)
 namespace marlin::kernel {
 """
-insert("template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped, bool kWgmma>\n"
+insert("template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped, bool kWgmma,\n"
+       "          bool kEightRows = false>\n"
        "__global__", before=STAMPS)
 # The mma.sync kernel keeps its stamps in shared memory (TLS) and writes them, with its SM, once
 # at its end: a stamp that waited for the call index's atomic would delay the CTA's start by

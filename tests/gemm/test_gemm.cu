@@ -413,6 +413,33 @@ TEST(GemmDecode, NarrowTileWhereTheWideOneLeavesSmsIdleMatchesReference) {
                       {{16, 6144, 4096, -1}, 128, 0}});
 }
 
+// The 16-row tile's eight-row kernels (heuristics.hpp use_eight_row_kernel, change 84) at 1-8
+// rows and the 16-row form from 9, on each kind of decode plan on an H200 (K x N): striped
+// runs (8192 x 8192), a cluster split of the 128-wide tile (4096 x 4096), the 64-wide tile's
+// split (2048 x 8192) and one K tile per slice (128 x 256).
+TEST(GemmDecode, EightRowKernelMatchesReference) {
+  MARLIN_REQUIRE_GPU();
+  marlin::detail::DeviceInfo dev;
+  ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+  for (int g : {128, -1}) {
+    for (const Shape& base : {Shape{1, 8192, 8192, g}, Shape{1, 4096, 4096, g},
+                              Shape{1, 8192, 2048, g}, Shape{1, 256, 128, g}}) {
+      for (int m : {1, 3, 8, 9}) {
+        const Shape s{m, base.n, base.k, g};
+        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+                     " g" + std::to_string(g));
+        marlin::detail::Plan plan;
+        ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
+        ASSERT_FALSE(plan.wgmma);
+        EXPECT_EQ(plan.m_blocks, 1);
+        EXPECT_EQ(plan.eight_rows, m <= 8);
+        run_and_check(m, s.n, s.k, g);
+        if (testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
 // Changes 79-80 (heuristics.hpp narrow_decode_mid_candidate, use_narrow_decode_mid_split)
 // where the 128-wide tile runs a split of 6-8 over short slices, on an H200: K x N 3584 x 3584
 // and 4096 x 3840 the 64-wide tile's split of 4 from 8 rows with group scales (per-channel from

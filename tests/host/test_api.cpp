@@ -137,6 +137,17 @@ TEST(Heuristics, MBlocksCoverMUpTo64AndCapAt4) {
   EXPECT_EQ(marlin::detail::m_groups_for(1500, 4), 24);
 }
 
+TEST(Heuristics, EightRowKernelForAtMostEightRowsOfTheSixteenRowTile) {
+  using marlin::detail::select_m_blocks;
+  using marlin::detail::use_eight_row_kernel;
+  static_assert(use_eight_row_kernel(1, 1) && use_eight_row_kernel(8, 1));
+  for (int m = 1; m <= 8; ++m) EXPECT_TRUE(use_eight_row_kernel(m, select_m_blocks(m))) << m;
+  for (int m = 9; m <= 16; ++m) EXPECT_FALSE(use_eight_row_kernel(m, select_m_blocks(m))) << m;
+  // Only the 16-row tile has one: a 32-row tile with few rows keeps its own kernel.
+  EXPECT_FALSE(use_eight_row_kernel(8, 2));
+  EXPECT_FALSE(use_eight_row_kernel(17, select_m_blocks(17)));
+}
+
 TEST(Heuristics, ChosenTileAlwaysDividesN) {
   for (int n = 64; n <= 20480; n += 64) {
     for (int m : {1, 16, 17, 64, 65, 1000}) {

@@ -343,10 +343,10 @@ using KernelFn = void (*)(kernel::Params);
 /// The warp-specialized kernel's entry: its parameters carry tensor maps.
 using WsKernelFn = void (*)(kernel::WsParams);
 
-template <int kConfig, int kMBlocks, bool kGrouped>
+template <int kConfig, int kMBlocks, bool kGrouped, bool kEightRows = false>
 constexpr KernelFn kernel_for() {
   return &kernel::gemm_kernel<kMBlocks, kTileConfigs[kConfig].n_blocks,
-                              kTileConfigs[kConfig].k_blocks, kGrouped, false>;
+                              kTileConfigs[kConfig].k_blocks, kGrouped, false, kEightRows>;
 }
 
 /// The warpgroup kernel of `m_blocks` rows (is_wgmma_m_blocks), scale mode and tile width
@@ -426,10 +426,14 @@ WsKernelFn ws_push_kernel_for(int m_blocks, TileConfig tile) {
   return nullptr;
 }
 
+/// The mma.sync kernel of configuration kConfig, `m_blocks` and scale mode; `eight_rows`
+/// (use_eight_row_kernel, m_blocks 1 only): the 16-row tile's eight-row kernel.
 template <int kConfig, bool kGrouped>
-KernelFn kernel_for(int m_blocks) {
+KernelFn kernel_for(int m_blocks, bool eight_rows) {
   switch (m_blocks) {
-    case 1: return kernel_for<kConfig, 1, kGrouped>();
+    case 1:
+      return eight_rows ? kernel_for<kConfig, 1, kGrouped, true>()
+                        : kernel_for<kConfig, 1, kGrouped>();
     case 2: return kernel_for<kConfig, 2, kGrouped>();
     case 3: return kernel_for<kConfig, 3, kGrouped>();
     default: return kernel_for<kConfig, 4, kGrouped>();
@@ -438,15 +442,17 @@ KernelFn kernel_for(int m_blocks) {
 static_assert(kMaxMBlocks == 4, "kernel_for(m_blocks) enumerates m_blocks 1..4");
 
 template <int kConfig>
-KernelFn kernel_for(int m_blocks, bool grouped) {
-  return grouped ? kernel_for<kConfig, true>(m_blocks) : kernel_for<kConfig, false>(m_blocks);
+KernelFn kernel_for(int m_blocks, bool grouped, bool eight_rows) {
+  return grouped ? kernel_for<kConfig, true>(m_blocks, eight_rows)
+                 : kernel_for<kConfig, false>(m_blocks, eight_rows);
 }
 
 template <std::size_t... kIndex>
-KernelFn kernel_for(int config, int m_blocks, bool grouped, std::index_sequence<kIndex...>) {
+KernelFn kernel_for(int config, int m_blocks, bool grouped, bool eight_rows,
+                    std::index_sequence<kIndex...>) {
   KernelFn fn = nullptr;
   ((config == static_cast<int>(kIndex)
-        ? (fn = kernel_for<static_cast<int>(kIndex)>(m_blocks, grouped), true)
+        ? (fn = kernel_for<static_cast<int>(kIndex)>(m_blocks, grouped, eight_rows), true)
         : false) ||
    ...);
   return fn;
@@ -454,20 +460,21 @@ KernelFn kernel_for(int config, int m_blocks, bool grouped, std::index_sequence<
 
 /// The kernel of (config, m_blocks, scale mode, path), instantiating only what `Config`
 /// allows (the sm_90 warpgroup kernels, `wgmma`, only with AutoTile; `narrow` picks their
-/// 128-column tile).
+/// 128-column tile; `eight_rows` the mma.sync 16-row tile's eight-row kernel).
 template <class Config>
-KernelFn select_kernel(int config, int m_blocks, bool grouped, bool wgmma, bool narrow) {
+KernelFn select_kernel(int config, int m_blocks, bool grouped, bool wgmma, bool narrow,
+                       bool eight_rows) {
   if constexpr (std::is_same_v<Config, AutoTile>) {
     if (wgmma) {
       return grouped ? wgmma_kernel_for<true>(m_blocks, narrow)
                      : wgmma_kernel_for<false>(m_blocks, narrow);
     }
-    return kernel_for(config, m_blocks, grouped,
+    return kernel_for(config, m_blocks, grouped, eight_rows,
                       std::make_index_sequence<static_cast<std::size_t>(kNumTileConfigs)>{});
   } else {
     (void)wgmma;
     (void)narrow;
-    return kernel_for<Config::kConfig>(m_blocks, grouped);
+    return kernel_for<Config::kConfig>(m_blocks, grouped, eight_rows);
   }
 }
 
@@ -477,6 +484,7 @@ struct Plan {
   TileConfig tile{};   ///< the CTA tile launched (kTileConfigs[config] or a warpgroup tile)
   int m_blocks = 0;
   bool wgmma = false;  ///< the sm_90a warpgroup kernel
+  bool eight_rows = false;  ///< the mma.sync 16-row tile's eight-row kernel (use_eight_row_kernel)
   int smem = 0;    ///< dynamic shared memory per CTA, bytes
   KernelFn kernel = nullptr;
   /// The warp-specialized variant of `kernel` (ws_threads threads), or null; run_plan
@@ -638,12 +646,14 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     plan.tile = narrow ? kWgmmaNarrowTile : kTileConfigs[config];
     plan.m_blocks = m_blocks;
     plan.wgmma = wgmma;
+    plan.eight_rows = !wgmma && use_eight_row_kernel(args.m, m_blocks);
     plan.smem = smem_bytes(plan.tile, m_blocks, grouped, wgmma);
     // mma.sync kernels on devices with clusters: room for a cluster split's exchange buffer,
     // whether or not this call splits, so that each kernel has one size on a device.
     if (!wgmma && dev.cluster) plan.smem += exchange_bytes(plan.tile, m_blocks);
     if (plan.smem > dev.smem_optin) return Status::kErrorInsufficientSharedMemory;
-    plan.kernel = select_kernel<Config>(config, m_blocks, grouped, wgmma, narrow);
+    plan.kernel = select_kernel<Config>(config, m_blocks, grouped, wgmma, narrow,
+                                        plan.eight_rows);
     plan.ws_kernel = nullptr;
     plan.ws_smem = 0;
     plan.ws_push_kernel = nullptr;

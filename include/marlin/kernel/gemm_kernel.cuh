@@ -13,7 +13,11 @@
 //     (8 / strips)-th k16 row of the tile: it loads A fragments with ldmatrix.x4 from an
 //     XOR-swizzled tile, dequantizes its lane's 16 bytes of B in registers (dequant.cuh) and
 //     issues mma.sync m16n8k16 into fp32 accumulators; the warps that split K then reduce in
-//     shared memory in a fixed order;
+//     shared memory in a fixed order. The eight-row kernels (kEightRows: the 16-row tile where
+//     A has at most 8 rows, detail::use_eight_row_kernel) swap the operands: a word's 16
+//     columns x k16 of weights are the mma's A operand and rows 0-7 of A its B operand, so one
+//     mma covers what two cover in the 16-row form, which on the H200 the tensor pipe
+//     throttles (bench/NOTES.md, change 84);
 //  3. warpgroup path (sm_90a, 32- to 256-row tiles): each warpgroup owns half the
 //     tile's columns (128, or 64 in the narrow tile, the only width of 256 rows) and all of
 //     K; its dequantized B words are the register operand of wgmma.m64nNk16 (N = the tile's
@@ -411,10 +415,15 @@ __device__ __forceinline__ void write_tile(const Params& params, const float* sh
 /// of dynamic shared memory and params.part.grid CTAs. `kWgmma` selects the warpgroup path
 /// (sm_90a): wgmma with the dequantized weights as the register operand and the A tile, read
 /// through a 128-byte-swizzle descriptor, as the shared-memory operand. Loads, pipeline and
-/// epilogue are shared with the mma.sync path.
-template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped, bool kWgmma>
+/// epilogue are shared with the mma.sync path. `kEightRows` (mma.sync, kMBlocks 1 only): the
+/// kernel for at most 8 rows of A, which multiplies with the weights as the mma's A operand;
+/// launch it only where every slice has at most 8 rows (params.m <= 8).
+template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped, bool kWgmma,
+          bool kEightRows = false>
 __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) {
 #if defined(MARLIN_SM80_ENABLED)
+  static_assert(!kEightRows || (kMBlocks == 1 && !kWgmma),
+                "the eight-row kernels are the mma.sync path's 16-row tiles");
   using G = Geometry<kMBlocks, kNBlocks, kKBlocks, kGrouped, kWgmma>;
   extern __shared__ int4 smem_raw[];
   __shared__ int is_last_arrival;
@@ -529,9 +538,10 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
       }
     };
 
-    // mma.sync: [m16 block][16-column tile][n8 half][mma accumulator]. wgmma: [64-column
-    // strip of the warpgroup][D fragment of m64nN, N = kTileM: rows = columns of C, columns =
-    // rows of A].
+    // mma.sync: [m16 block][16-column tile][n8 half][mma accumulator] (eight-row kernels:
+    // [0][16-column tile][0][D fragment of its one mma: rows = columns of C]). wgmma:
+    // [64-column strip of the warpgroup][D fragment of m64nN, N = kTileM: rows = columns of
+    // C, columns = rows of A].
     using Acc = std::conditional_t<kWgmma, float[G::kWgStrips][G::kTileM / 2],
                                    float[kWgmma ? 1 : kMBlocks][4][2][4]>;
     Acc acc;
@@ -612,8 +622,11 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
           uint32_t a_frag[kMBlocks][4];
 #pragma unroll
           for (int mb = 0; mb < kMBlocks; ++mb) {
-            const int r = mb * 16 + lane % 16;
-            const int v = (2 * kr + lane / 16) ^ (r % 8);
+            // Eight-row kernels: the four 8 x 8 matrices in the order (rows 0-7, k 0-7),
+            // (rows 0-7, k 8-15), (rows 8-15, k 0-7), (rows 8-15, k 8-15), so that rows 0-7
+            // are the register pair of the mma's B operand.
+            const int r = kEightRows ? lane % 8 + 8 * (lane / 16) : mb * 16 + lane % 16;
+            const int v = (2 * kr + (kEightRows ? lane / 8 % 2 : lane / 16)) ^ (r % 8);
             ptx::ldmatrix_m8n8_x4_b16(a_frag[mb], a_tile + r * G::kAVecsPerRow + v);
           }
           const int4 words = b_tile[kr * G::kBVecsPerRow + warp_n * 32 + lane];
@@ -626,9 +639,21 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
               if constexpr (kGrouped) scale_frag(b_frag[h], scale[2 * j + h]);
+            }
+            if constexpr (kEightRows) {
+              // The word's 16 columns x k16 as the A operand (its rows are columns 0-15 of the
+              // word: fragment 0's then fragment 1's), rows 0-7 of A as the B operand.
+              const uint32_t w_frag[4] = {b_frag[0].reg[0], b_frag[1].reg[0], b_frag[0].reg[1],
+                                          b_frag[1].reg[1]};
+              const uint32_t a_rows[2] = {a_frag[0][0], a_frag[0][1]};
+              ptx::mma_m16n8k16_f32_f16_f16_f32(acc[0][j][0], w_frag, a_rows);
+            } else {
 #pragma unroll
-              for (int mb = 0; mb < kMBlocks; ++mb) {
-                ptx::mma_m16n8k16_f32_f16_f16_f32(acc[mb][j][h], a_frag[mb], b_frag[h].reg);
+              for (int h = 0; h < 2; ++h) {
+#pragma unroll
+                for (int mb = 0; mb < kMBlocks; ++mb) {
+                  ptx::mma_m16n8k16_f32_f16_f16_f32(acc[mb][j][h], a_frag[mb], b_frag[h].reg);
+                }
               }
             }
           }
@@ -729,7 +754,19 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
       // add in turn, so the sum is the same on every run.
 #pragma unroll
       for (int round = G::kWarpsK - 1; round >= 0; --round) {
-        if (warp_k == round) {
+        if (warp_k == round && kEightRows) {
+          // acc[0][j][0] (the mma's D, rows = columns of C): columns 16 j + lane / 4 (+ 8 for
+          // elements 2-3) of the warp's strip, rows 2 (lane % 4) (+ 1 for odd elements).
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int r = 2 * (lane % 4) + e % 2;
+              const int col = warp_n * 64 + 16 * j + lane / 4 + 8 * (e / 2);
+              float* const dst = sh_red + r * G::kRedStride + col;
+              *dst = round != G::kWarpsK - 1 ? *dst + acc[0][j][0][e] : acc[0][j][0][e];
+            }
+        } else if (warp_k == round) {
 #pragma unroll
           for (int mb = 0; mb < kMBlocks; ++mb)
 #pragma unroll
