@@ -19,12 +19,12 @@ inline constexpr int kEightRowsMaxRows = 8;
 /// Whether a call of `m` rows whose mma.sync tile is `m_blocks` 16-row blocks runs the tile's
 /// eight-row kernel (kernel::gemm_kernel's kEightRows: the weights as the mma's A operand, rows
 /// 0-7 of A as its B operand, one mma per 16 columns and k16 where the 16-row form issues two,
-/// half of whose rows are zeros). Measured on the H200 (bench/NOTES.md, change 84): at M <= 8
-/// x0.89-0.98 with group scales and x0.94-1.01 per-channel on the bench layers, the largest
-/// layers gaining most (16384 x 16384 with group scales 44.4 -> 39.4 us at M = 1), where the
-/// decode loop's mmas wait on the tensor pipe; at 9-16 rows two swapped mmas per word are as
-/// many as the 16-row form's, and a run-time choice between one and two in one kernel measured
-/// x1.04 slower at M = 16.
+/// half of whose rows are zeros). Measured on the H200 (bench/NOTES.md, change 84, run 243):
+/// at M <= 8 x0.883-0.943 with group scales and x0.932-0.973 per-channel on the bench layers,
+/// the largest layers gaining most (16384 x 16384 with group scales 43.99 -> 39.02 us at
+/// M = 1), where the decode loop's mmas wait on the tensor pipe; at 9-16 rows two swapped mmas
+/// per word are as many as the 16-row form's, and a run-time choice between one and two in one
+/// kernel measured x1.04 slower at M = 16 (run 242).
 constexpr bool use_eight_row_kernel(int m, int m_blocks) {
   return m_blocks == 1 && m <= kEightRowsMaxRows;
 }
