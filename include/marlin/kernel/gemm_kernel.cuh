@@ -10,14 +10,15 @@
 //     barrier per tile, or per two tiles in the mma.sync kernels of m_blocks >= 2
 //     (tiles_per_sync);
 //  2. mma.sync path (m_blocks 1..4): each warp owns a 64-column strip and every
-//     (8 / strips)-th k16 row of the tile: it loads A fragments with ldmatrix.x4 from an
-//     XOR-swizzled tile, dequantizes its lane's 16 bytes of B in registers (dequant.cuh) and
-//     issues mma.sync m16n8k16 into fp32 accumulators; the warps that split K then reduce in
-//     shared memory in a fixed order. The eight-row kernels (kEightRows: the 16-row tile where
-//     A has at most 8 rows, detail::use_eight_row_kernel) swap the operands: a word's 16
-//     columns x k16 of weights are the mma's A operand and rows 0-7 of A its B operand, so one
-//     mma covers what two cover in the 16-row form, which on the H200 the tensor pipe
-//     throttles (bench/NOTES.md, change 84);
+//     (8 / strips)-th k16 row of the tile: it loads A fragments with ldmatrix.x4 (.x2 of rows
+//     0-7 in the per-channel eight-row kernels) from an XOR-swizzled tile, dequantizes its
+//     lane's 16 bytes of B in registers (dequant.cuh) and issues mma.sync m16n8k16 into fp32
+//     accumulators; the warps that split K then reduce in shared memory in a fixed order.
+//     The eight-row kernels (kEightRows: the 16-row tile where A has at most 8 rows,
+//     detail::use_eight_row_kernel) swap the operands: a word's 16 columns x k16 of weights
+//     are the mma's A operand and rows 0-7 of A its B operand, so one mma covers what two
+//     cover in the 16-row form, which on the H200 the tensor pipe throttles (bench/NOTES.md,
+//     change 84);
 //  3. warpgroup path (sm_90a, 32- to 256-row tiles): each warpgroup owns half the
 //     tile's columns (128, or 64 in the narrow tile, the only width of 256 rows) and all of
 //     K; its dequantized B words are the register operand of wgmma.m64nNk16 (N = the tile's
@@ -606,6 +607,10 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
       }
     };
 
+    // The per-channel eight-row kernels load rows 0-7 of A alone (ldmatrix.x2); with group
+    // scales they load rows 0-15 (.x4), whose loop nvcc schedules better there (bench/NOTES.md,
+    // change 85: the .x2 form x0.99 per-channel, x1.015-1.02 slower with group scales, run 246).
+    constexpr bool kEightRowsX2 = kEightRows && !kGrouped;
     // Multiplies pipeline stage `stage` into acc: the mma.sync path.
     [[maybe_unused]] auto compute_stage_mma = [&](int stage) {
       if constexpr (!kWgmma) {
@@ -619,15 +624,28 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
 #pragma unroll
         for (int step = 0; step < G::kSubSteps; ++step) {
           const int kr = warp_k + G::kWarpsK * step;  // k16 row of the tile
-          uint32_t a_frag[kMBlocks][4];
+          [[maybe_unused]] uint32_t a_frag[kMBlocks][4];
+          [[maybe_unused]] uint32_t a_rows[2];  // eight-row kernels: the mma's B operand
+          if constexpr (kEightRowsX2) {
+            // Rows 0-7 of A only (k 0-7, then k 8-15): rows 8-15 are padding that the
+            // transposed product does not read.
+            const int r = lane % 8;
+            const int v = (2 * kr + lane / 8 % 2) ^ r;
+            ptx::ldmatrix_m8n8_x2_b16(a_rows, a_tile + r * G::kAVecsPerRow + v);
+          } else {
 #pragma unroll
-          for (int mb = 0; mb < kMBlocks; ++mb) {
-            // Eight-row kernels: the four 8 x 8 matrices in the order (rows 0-7, k 0-7),
-            // (rows 0-7, k 8-15), (rows 8-15, k 0-7), (rows 8-15, k 8-15), so that rows 0-7
-            // are the register pair of the mma's B operand.
-            const int r = kEightRows ? lane % 8 + 8 * (lane / 16) : mb * 16 + lane % 16;
-            const int v = (2 * kr + (kEightRows ? lane / 8 % 2 : lane / 16)) ^ (r % 8);
-            ptx::ldmatrix_m8n8_x4_b16(a_frag[mb], a_tile + r * G::kAVecsPerRow + v);
+            for (int mb = 0; mb < kMBlocks; ++mb) {
+              // Eight-row kernels with group scales: the four 8 x 8 matrices in the order
+              // (rows 0-7, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 0-7), (rows 8-15, k 8-15),
+              // so that rows 0-7 are a register pair.
+              const int r = kEightRows ? lane % 8 + 8 * (lane / 16) : mb * 16 + lane % 16;
+              const int v = (2 * kr + (kEightRows ? lane / 8 % 2 : lane / 16)) ^ (r % 8);
+              ptx::ldmatrix_m8n8_x4_b16(a_frag[mb], a_tile + r * G::kAVecsPerRow + v);
+            }
+            if constexpr (kEightRows) {
+              a_rows[0] = a_frag[0][0];
+              a_rows[1] = a_frag[0][1];
+            }
           }
           const int4 words = b_tile[kr * G::kBVecsPerRow + warp_n * 32 + lane];
           const uint32_t word[4] = {static_cast<uint32_t>(words.x), static_cast<uint32_t>(words.y),
@@ -645,7 +663,6 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
               // word: fragment 0's then fragment 1's), rows 0-7 of A as the B operand.
               const uint32_t w_frag[4] = {b_frag[0].reg[0], b_frag[1].reg[0], b_frag[0].reg[1],
                                           b_frag[1].reg[1]};
-              const uint32_t a_rows[2] = {a_frag[0][0], a_frag[0][1]};
               ptx::mma_m16n8k16_f32_f16_f16_f32(acc[0][j][0], w_frag, a_rows);
             } else {
 #pragma unroll
@@ -696,8 +713,10 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     // Rows of A past M are zero in every stage for the whole segment; only rows < `rows` are
     // copied. (The previous segment's reduction tile overwrote this memory.) Done after the
     // first copies are issued, so that they are already in flight.
-    if (rows < G::kTileM) {
-      const int zero_vecs = (G::kTileM - rows) * G::kAVecsPerRow;
+    // The per-channel eight-row kernels' .x2 loads read rows 0-7 only.
+    constexpr int kReadRows = kEightRowsX2 ? 8 : G::kTileM;
+    if (rows < kReadRows) {
+      const int zero_vecs = (kReadRows - rows) * G::kAVecsPerRow;
 #pragma unroll
       for (int s = 0; s < kDepth; ++s) {
         for (int i = tid; i < zero_vecs; i += kThreads) {
