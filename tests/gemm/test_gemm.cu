@@ -5,6 +5,7 @@
 #include <marlin/marlin.cuh>
 
 #include <cstdint>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -374,6 +375,20 @@ struct DecodeTileCase {
   int split;
 };
 
+// "MxNxK gG": a case's name in a SCOPED_TRACE.
+std::string trace_of(const Shape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " g" +
+         std::to_string(s.g);
+}
+
+// The automatic plan of decode case `s`: the mma.sync kernels' 16-row tile.
+void decode_plan(const Shape& s, const marlin::detail::DeviceInfo& dev,
+                 marlin::detail::Plan& plan) {
+  ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
+  ASSERT_FALSE(plan.wgmma);
+  EXPECT_EQ(plan.m_blocks, 1);
+}
+
 // Each case's automatic plan: the mma.sync kernel, on an H200 the expected tile width and
 // cluster split, and the result against the reference.
 void check_decode_tiles(const std::vector<DecodeTileCase>& cases) {
@@ -381,8 +396,7 @@ void check_decode_tiles(const std::vector<DecodeTileCase>& cases) {
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
   for (const DecodeTileCase& c : cases) {
     const Shape& s = c.s;
-    SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
-                 " g" + std::to_string(s.g));
+    SCOPED_TRACE(trace_of(s));
     marlin::detail::Plan plan;
     ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
     EXPECT_FALSE(plan.wgmma);
@@ -426,13 +440,46 @@ TEST(GemmDecode, EightRowKernelMatchesReference) {
                               Shape{1, 8192, 2048, g}, Shape{1, 256, 128, g}}) {
       for (int m : {1, 3, 8, 9}) {
         const Shape s{m, base.n, base.k, g};
-        SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
-                     " g" + std::to_string(g));
+        SCOPED_TRACE(trace_of(s));
         marlin::detail::Plan plan;
-        ASSERT_NO_FATAL_FAILURE(auto_plan(s, dev, plan));
-        ASSERT_FALSE(plan.wgmma);
-        EXPECT_EQ(plan.m_blocks, 1);
+        ASSERT_NO_FATAL_FAILURE(decode_plan(s, dev, plan));
         EXPECT_EQ(plan.eight_rows, m <= 8);
+        run_and_check(m, s.n, s.k, g);
+        if (testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// Change 86 (heuristics.hpp use_decode_whole_slices): a decode call without a cluster split
+// whose slices fill at least 80 % of the resident CTAs runs one CTA per slice and needs no
+// workspace. On an H200 (264 resident decode CTAs, 128-wide slices), K x N 2048 x 28672 (224
+// slices) and 1024 x 33792 (264, exactly one wave) do, at 1 and 8 rows (the eight-row kernels)
+// and at 16; 2048 x 24576 (192 slices) keeps striped runs.
+TEST(GemmDecode, WholeSlicesWhereTheyNearlyFillTheDeviceMatchReference) {
+  MARLIN_REQUIRE_GPU();
+  marlin::detail::DeviceInfo dev;
+  ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+  const bool h200 = dev.cluster && dev.sm_count == 132 && marlin::detail::kClusterSplit &&
+                    marlin::detail::kDecodeWholeMinFillPct == 80;
+  struct Case {
+    int n, k;
+    bool whole;
+  };
+  for (int g : {128, -1}) {
+    for (const Case c : {Case{28672, 2048, true}, Case{33792, 1024, true},
+                         Case{24576, 2048, false}}) {
+      for (int m : {1, 8, 16}) {
+        const Shape s{m, c.n, c.k, g};
+        SCOPED_TRACE(trace_of(s));
+        marlin::detail::Plan plan;
+        ASSERT_NO_FATAL_FAILURE(decode_plan(s, dev, plan));
+        if (h200) {
+          EXPECT_EQ(plan.tile.tile_n(), 128);
+          EXPECT_EQ(plan.part.split, 0);
+          EXPECT_EQ(plan.part.grid == s.n / 128, c.whole) << "grid " << plan.part.grid;
+          EXPECT_EQ(plan.workspace_bytes == 0, c.whole);
+        }
         run_and_check(m, s.n, s.k, g);
         if (testing::Test::HasFatalFailure()) return;
       }

@@ -148,6 +148,27 @@ TEST(Heuristics, EightRowKernelForAtMostEightRowsOfTheSixteenRowTile) {
   EXPECT_FALSE(use_eight_row_kernel(17, select_m_blocks(17)));
 }
 
+TEST(Heuristics, DecodeWholeSlicesWhereTheSlicesNearlyFillTheResidentCtas) {
+  using marlin::detail::kDecodeWholeMinFillPct;
+  using marlin::detail::use_decode_whole_slices;
+  if (kDecodeWholeMinFillPct != 80) GTEST_SKIP() << "built with another threshold";
+  // 132 SMs at two CTAs each: 264 resident CTAs; 128-wide slices of the 16-row tile.
+  constexpr int kCapacity = 264;
+  static_assert(use_decode_whole_slices(1, 28672 / 128, kCapacity));   // 224 slices
+  static_assert(use_decode_whole_slices(1, 27648 / 128, kCapacity));   // 216
+  static_assert(use_decode_whole_slices(1, kCapacity, kCapacity));     // exactly full
+  EXPECT_FALSE(use_decode_whole_slices(1, 24576 / 128, kCapacity));    // 192: 73 %
+  EXPECT_FALSE(use_decode_whole_slices(1, 18944 / 128, kCapacity));    // 148
+  EXPECT_FALSE(use_decode_whole_slices(1, 57344 / 128, kCapacity));    // 448: more than a wave
+  EXPECT_FALSE(use_decode_whole_slices(1, kCapacity + 1, kCapacity));
+  // The boundary: 80 % of 264 is 211.2 slices.
+  EXPECT_FALSE(use_decode_whole_slices(1, 211, kCapacity));
+  EXPECT_TRUE(use_decode_whole_slices(1, 212, kCapacity));
+  // Only the decode tiles (m_blocks 1); the 32-64-row mma.sync tiles keep striped runs.
+  EXPECT_FALSE(use_decode_whole_slices(2, 224, kCapacity));
+  EXPECT_FALSE(use_decode_whole_slices(4, 224, kCapacity));
+}
+
 TEST(Heuristics, ChosenTileAlwaysDividesN) {
   for (int n = 64; n <= 20480; n += 64) {
     for (int m : {1, 16, 17, 64, 65, 1000}) {

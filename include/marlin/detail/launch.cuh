@@ -882,6 +882,11 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     set_split(args, split, plan);
     return Status::kSuccess;
   }
+  // Decode calls whose slices nearly fill the resident CTAs: one CTA per slice.
+  if (use_decode_whole_slices(plan.m_blocks, slices, capacity)) {
+    set_whole_slices(args, plan);
+    return Status::kSuccess;
+  }
   set_partition(args, capacity, plan);
   return Status::kSuccess;
 }
