@@ -92,18 +92,6 @@ inline constexpr int kWgmmaTallMinSlices = 33;
 inline constexpr int kWgmmaTinyMinN = MARLIN_WGMMA_TINY_MIN_N;
 /// Fewest rows for the 32-row warpgroup tile (below, the decode kernels).
 inline constexpr int kWgmmaTinyMinRows = 17;
-/// Fewest rows for which wgmma_m_blocks gives the 32-row tile on layers of at least
-/// kWgmmaTinyMinN columns. Build with -DMARLIN_WGMMA_TINY_WIDE_MIN_ROWS=n (1 .. 17) only to
-/// measure the tile against the decode kernels below 17 rows: from 9 rows (run 246, bench/NOTES.md
-/// session 40) it measured x0.92-0.95 on 4096 x 28672 against the decode kernels' striped runs,
-/// which use_decode_whole_slices' whole slices now beat by more, x0.98-1.01 on 5120 x 27648 and
-/// x1.00-1.12 slower on the other layers of N >= 16384 (x1.02-1.19 at 8 rows).
-#ifndef MARLIN_WGMMA_TINY_WIDE_MIN_ROWS
-#define MARLIN_WGMMA_TINY_WIDE_MIN_ROWS 17
-#endif
-inline constexpr int kWgmmaTinyWideMinRows = MARLIN_WGMMA_TINY_WIDE_MIN_ROWS;
-static_assert(kWgmmaTinyWideMinRows >= 1 && kWgmmaTinyWideMinRows <= kWgmmaTinyMinRows,
-              "the 32-row tile at most from 17 rows on the wide layers");
 
 /// m_blocks of the sm_90 warpgroup tile for a problem of `m` x `n` x `k`, 0 for the mma.sync
 /// kernels (which also run where the device or the binary has no wgmma). N must be a multiple
@@ -133,7 +121,7 @@ constexpr int wgmma_m_blocks(int m, int n, int k) {
   }
   if (m >= kWgmmaAllLayersRows) return kWgmmaMBlocks;
   const long long weights = static_cast<long long>(k) * n;
-  if (kWgmmaTinyMinN > 0 && n >= kWgmmaTinyMinN && m >= kWgmmaTinyWideMinRows &&
+  if (kWgmmaTinyMinN > 0 && n >= kWgmmaTinyMinN && m >= kWgmmaTinyMinRows &&
       m <= 16 * kWgmmaMBlocksTiny && weights > kWgmmaSmallLayer) {
     return kWgmmaMBlocksTiny;
   }
@@ -379,7 +367,7 @@ inline constexpr int kDecodeWholeMinFillPct = MARLIN_DECODE_WHOLE_MIN_FILL_PCT;
 /// CTAs: where its `slices` fill at least kDecodeWholeMinFillPct percent of them and no more
 /// than all. Each CTA then streams a whole slice, at most two per SM, and no slice is summed
 /// through the workspace. Measured on the H200 (bench/NOTES.md, change 86; run 247, M = 1-16,
-/// 128-wide slices against 264 resident CTAs): 224-256 slices (N = 27648-32768, K =
+/// 128-wide slices against 264 resident CTAs): 216-256 slices (N = 27648-32768, K =
 /// 2048-14336) x0.76-0.98, but 8192 x 28672 with group scales x0.99-1.00; 192 slices (4096 x
 /// 24576) x0.94-0.98 per-channel and x0.99-1.03 with group scales; 148-160 slices (3584 x
 /// 18944, 4096 x 20480) x1.08-1.13 slower with group scales.
