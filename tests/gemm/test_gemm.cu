@@ -451,24 +451,28 @@ TEST(GemmDecode, EightRowKernelMatchesReference) {
   }
 }
 
-// Change 86 (heuristics.hpp use_decode_whole_slices): a decode call without a cluster split
-// whose slices fill at least 80 % of the resident CTAs runs one CTA per slice and needs no
+// Changes 86-87 (heuristics.hpp use_decode_whole_slices): a decode call without a cluster split
+// whose idle resident CTAs would have streamed few bytes runs one CTA per slice and needs no
 // workspace. On an H200 (264 resident decode CTAs, 128-wide slices), K x N 2048 x 28672 (224
-// slices) and 1024 x 33792 (264, exactly one wave) do, at 1 and 8 rows (the eight-row kernels)
-// and at 16; 2048 x 24576 (192 slices) keeps striped runs.
-TEST(GemmDecode, WholeSlicesWhereTheyNearlyFillTheDeviceMatchReference) {
+// slices, 5 MiB idle), 2048 x 18944 (148 slices, 14.5 MiB) and 1024 x 33792 (264, exactly one
+// wave) do in both scale modes, at 1 and 8 rows (the eight-row kernels) and at 16; 4096 x 20480
+// (160 slices, 26 MiB) keeps striped runs; 8192 x 27136 (212 slices, 26 MiB) runs whole slices
+// per-channel only (80 % of the CTAs).
+TEST(GemmDecode, WholeSlicesWhereFewCtasWouldIdleMatchReference) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
   const bool h200 = dev.cluster && dev.sm_count == 132 && marlin::detail::kClusterSplit &&
-                    marlin::detail::kDecodeWholeMinFillPct == 80;
+                    marlin::detail::kDecodeWholeSlices == 1;
   struct Case {
     int n, k;
-    bool whole;
+    bool whole_grouped, whole_channel;
   };
   for (int g : {128, -1}) {
-    for (const Case c : {Case{28672, 2048, true}, Case{33792, 1024, true},
-                         Case{24576, 2048, false}}) {
+    for (const Case c : {Case{28672, 2048, true, true}, Case{18944, 2048, true, true},
+                         Case{33792, 1024, true, true}, Case{20480, 4096, false, false},
+                         Case{27136, 8192, false, true}}) {
+      const bool whole = g == -1 ? c.whole_channel : c.whole_grouped;
       for (int m : {1, 8, 16}) {
         const Shape s{m, c.n, c.k, g};
         SCOPED_TRACE(trace_of(s));
@@ -477,8 +481,8 @@ TEST(GemmDecode, WholeSlicesWhereTheyNearlyFillTheDeviceMatchReference) {
         if (h200) {
           EXPECT_EQ(plan.tile.tile_n(), 128);
           EXPECT_EQ(plan.part.split, 0);
-          EXPECT_EQ(plan.part.grid == s.n / 128, c.whole) << "grid " << plan.part.grid;
-          EXPECT_EQ(plan.workspace_bytes == 0, c.whole);
+          EXPECT_EQ(plan.part.grid == s.n / 128, whole) << "grid " << plan.part.grid;
+          EXPECT_EQ(plan.workspace_bytes == 0, whole);
         }
         run_and_check(m, s.n, s.k, g);
         if (testing::Test::HasFatalFailure()) return;

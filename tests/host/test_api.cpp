@@ -148,25 +148,47 @@ TEST(Heuristics, EightRowKernelForAtMostEightRowsOfTheSixteenRowTile) {
   EXPECT_FALSE(use_eight_row_kernel(17, select_m_blocks(17)));
 }
 
-TEST(Heuristics, DecodeWholeSlicesWhereTheSlicesNearlyFillTheResidentCtas) {
-  using marlin::detail::kDecodeWholeMinFillPct;
+TEST(Heuristics, DecodeWholeSlicesWhereTheIdleCtasWouldStreamFewBytes) {
+  using marlin::detail::kDecodeWholeSlices;
   using marlin::detail::use_decode_whole_slices;
-  if (kDecodeWholeMinFillPct != 80) GTEST_SKIP() << "built with another threshold";
-  // 132 SMs at two CTAs each: 264 resident CTAs; 128-wide slices of the 16-row tile.
+  if (kDecodeWholeSlices != 1) GTEST_SKIP() << "built with another whole-slice rule";
+  // 132 SMs at two CTAs each: 264 resident CTAs; 128-wide slices of the 16-row tile. The
+  // bytes the idle CTAs would have streamed: (264 - slices) x K x 64.
   constexpr int kCapacity = 264;
-  EXPECT_TRUE(use_decode_whole_slices(1, 28672 / 128, kCapacity));     // 224 slices
-  EXPECT_TRUE(use_decode_whole_slices(1, 27648 / 128, kCapacity));     // 216
-  EXPECT_TRUE(use_decode_whole_slices(1, kCapacity, kCapacity));       // exactly full
-  EXPECT_FALSE(use_decode_whole_slices(1, 24576 / 128, kCapacity));    // 192: 73 %
-  EXPECT_FALSE(use_decode_whole_slices(1, 18944 / 128, kCapacity));    // 148
-  EXPECT_FALSE(use_decode_whole_slices(1, 57344 / 128, kCapacity));    // 448: more than a wave
-  EXPECT_FALSE(use_decode_whole_slices(1, kCapacity + 1, kCapacity));
-  // The boundary: 80 % of 264 is 211.2 slices.
-  EXPECT_FALSE(use_decode_whole_slices(1, 211, kCapacity));
-  EXPECT_TRUE(use_decode_whole_slices(1, 212, kCapacity));
-  // Only the decode tiles (m_blocks 1); the 32-64-row mma.sync tiles keep striped runs.
-  EXPECT_FALSE(use_decode_whole_slices(2, 224, kCapacity));
-  EXPECT_FALSE(use_decode_whole_slices(4, 224, kCapacity));
+  const auto whole = [](int slices, int k, bool grouped) {
+    return use_decode_whole_slices(1, slices, kCapacity, k, 128, grouped);
+  };
+  for (bool grouped : {true, false}) {
+    SCOPED_TRACE(grouped ? "group scales" : "per-channel");
+    EXPECT_TRUE(whole(28672 / 128, 4096, grouped));   // 224 slices: 10 MiB idle
+    EXPECT_TRUE(whole(18944 / 128, 2048, grouped));   // 148 slices (56 %): 14.5 MiB
+    EXPECT_TRUE(whole(31744 / 128, 16384, grouped));  // 248: exactly 16 MiB
+    EXPECT_TRUE(whole(kCapacity, 65536, grouped));    // exactly one wave: nothing idle
+    EXPECT_FALSE(whole(57344 / 128, 8192, grouped));  // 448: more than a wave
+    EXPECT_FALSE(whole(kCapacity + 1, 1024, grouped));
+    EXPECT_FALSE(whole(22528 / 128, 8192, grouped));  // 176: 44 MiB
+    EXPECT_FALSE(whole(131, 128, grouped));           // fewer slices than half the CTAs
+    // Only the decode tiles (m_blocks 1); the 32-64-row mma.sync tiles keep striped runs.
+    EXPECT_FALSE(use_decode_whole_slices(2, 224, kCapacity, 2048, 128, grouped));
+    EXPECT_FALSE(use_decode_whole_slices(4, 224, kCapacity, 2048, 128, grouped));
+  }
+  // Group scales: at most 16 MiB (exactly 16 MiB holds, a K tile more does not).
+  EXPECT_TRUE(whole(25600 / 128, 4096, true));     // 200 slices: 16 MiB
+  EXPECT_FALSE(whole(25600 / 128, 4224, true));    // 16.5 MiB
+  EXPECT_FALSE(whole(24576 / 128, 4096, true));    // 192: 18 MiB
+  EXPECT_FALSE(whole(27136 / 128, 8192, true));    // 212 (80 %): 26 MiB
+  EXPECT_FALSE(whole(29696 / 128, 14336, true));   // 232 (88 %): 28 MiB
+  // Per-channel: at most 24 MiB, or at least 80 % of the CTAs.
+  EXPECT_TRUE(whole(24576 / 128, 4096, false));    // 18 MiB
+  EXPECT_TRUE(whole(25600 / 128, 6144, false));    // 200 slices: 24 MiB
+  EXPECT_FALSE(whole(25600 / 128, 6272, false));   // 24.5 MiB, 76 %
+  EXPECT_FALSE(whole(26624 / 128, 8192, false));   // 208 (79 %): 28 MiB
+  EXPECT_TRUE(whole(27136 / 128, 8192, false));    // 212 (80.3 %): 26 MiB
+  EXPECT_TRUE(whole(29696 / 128, 16384, false));   // 232: 32 MiB
+  EXPECT_FALSE(whole(211, 16384, false));          // 79.9 %: 53 MiB
+  // The idle bytes of a 64-wide tile count its own width.
+  EXPECT_TRUE(use_decode_whole_slices(1, 200, kCapacity, 8192, 64, true));  // 16 MiB
+  EXPECT_FALSE(use_decode_whole_slices(1, 200, kCapacity, 8192, 128, true));
 }
 
 TEST(Heuristics, ChosenTileAlwaysDividesN) {

@@ -355,25 +355,49 @@ constexpr int decode_spare_clusters(int m_blocks, int k_tiles, bool grouped) {
   return m_blocks == 1 && k_tiles <= max_k_tiles ? 1 : 0;
 }
 
-/// Fewest slices, in percent of the resident CTAs, for which use_decode_whole_slices holds.
-/// Build with -DMARLIN_DECODE_WHOLE_MIN_FILL_PCT=n only to measure other thresholds (0: never).
-#ifndef MARLIN_DECODE_WHOLE_MIN_FILL_PCT
-#define MARLIN_DECODE_WHOLE_MIN_FILL_PCT 80
+/// Which decode calls use_decode_whole_slices gives whole slices: 1, its rule; build with
+/// -DMARLIN_DECODE_WHOLE_SLICES=0 (never) or 2 (wherever the slices fit one wave) only to
+/// measure the alternatives.
+#ifndef MARLIN_DECODE_WHOLE_SLICES
+#define MARLIN_DECODE_WHOLE_SLICES 1
 #endif
-inline constexpr int kDecodeWholeMinFillPct = MARLIN_DECODE_WHOLE_MIN_FILL_PCT;
+inline constexpr int kDecodeWholeSlices = MARLIN_DECODE_WHOLE_SLICES;
+static_assert(kDecodeWholeSlices >= 0 && kDecodeWholeSlices <= 2,
+              "MARLIN_DECODE_WHOLE_SLICES must be 0, 1 or 2");
+/// Most weight bytes that the resident CTAs left without a slice would have streamed, for
+/// which use_decode_whole_slices holds: with group scales, and per-channel.
+inline constexpr long long kDecodeWholeIdleBytesGrouped = 16LL << 20;
+inline constexpr long long kDecodeWholeIdleBytesChannel = 24LL << 20;
+/// Fewest slices, in percent of the resident CTAs, from which per-channel decode calls take
+/// whole slices whatever their idle bytes.
+inline constexpr int kDecodeWholeChannelFillPct = 80;
 
 /// Whether a decode call (the mma.sync kernels' 16-row tiles, `m_blocks` 1) that runs no
 /// cluster split takes one CTA per slice instead of striped runs over all `capacity` resident
-/// CTAs: where its `slices` fill at least kDecodeWholeMinFillPct percent of them and no more
-/// than all. Each CTA then streams a whole slice, at most two per SM, and no slice is summed
-/// through the workspace. Measured on the H200 (bench/NOTES.md, change 86; run 247, M = 1-16,
-/// 128-wide slices against 264 resident CTAs): 216-256 slices (N = 27648-32768, K =
-/// 2048-14336) x0.76-0.98, but 8192 x 28672 with group scales x0.99-1.00; 192 slices (4096 x
-/// 24576) x0.94-0.98 per-channel and x0.99-1.03 with group scales; 148-160 slices (3584 x
-/// 18944, 4096 x 20480) x1.08-1.13 slower with group scales.
-constexpr bool use_decode_whole_slices(int m_blocks, int slices, int capacity) {
-  return kDecodeWholeMinFillPct > 0 && m_blocks == 1 && slices <= capacity &&
-         100LL * slices >= static_cast<long long>(kDecodeWholeMinFillPct) * capacity;
+/// CTAs. Its `slices` (tile_n columns by k, `grouped` scales or per-channel) must fit one wave
+/// and fill at least half of it (the fills measured: 56-100 %). Whole slices pay no
+/// workspace end (partials, slice counters, the last arrival's sum), but leave capacity -
+/// slices CTAs without work, so that the SMs that run two slices set the time. The measure of
+/// that loss is the bytes those CTAs would have streamed, (capacity - slices) x k x tile_n / 2:
+/// whole slices where it is at most kDecodeWholeIdleBytesGrouped (16 MiB) with group scales
+/// and kDecodeWholeIdleBytesChannel (24 MiB) per-channel, and per-channel from
+/// kDecodeWholeChannelFillPct (80 %) of the capacity whatever the bytes: two CTAs of the
+/// per-channel loop stream an SM's slices faster than its even share of the bandwidth (~38
+/// GB/s against ~32; ~30 with group scales). Measured on the H200 (bench/NOTES.md, change 87;
+/// runs 247, 253 and 254; M = 1-16, 128-wide slices against 264 resident CTAs, K =
+/// 2048-16384, 148-256 slices): with group scales every layer at or below 16 MiB gained
+/// (x0.79-0.99), 16.5-20 MiB were even (x0.99-1.04) and from 22 MiB every one lost
+/// (x1.02-1.25); per-channel x0.76-1.00 at or below 24 MiB, x0.93-1.04 at 80 % or more above
+/// it (14336 x 27648 x1.04 at M = 16), and x0.96-1.18 elsewhere.
+constexpr bool use_decode_whole_slices(int m_blocks, int slices, int capacity, int k,
+                                       int tile_n, bool grouped) {
+  if (kDecodeWholeSlices == 0 || m_blocks != 1 || slices > capacity || slices < 1) return false;
+  if (kDecodeWholeSlices == 2) return true;
+  if (2 * slices < capacity) return false;
+  const long long idle = static_cast<long long>(capacity - slices) * k * tile_n / 2;
+  if (grouped) return idle <= kDecodeWholeIdleBytesGrouped;
+  return idle <= kDecodeWholeIdleBytesChannel ||
+         100LL * slices >= static_cast<long long>(kDecodeWholeChannelFillPct) * capacity;
 }
 
 /// Resident capacity of a kernel on one device: clusters[s] clusters of s CTAs fit at once

@@ -882,8 +882,8 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     set_split(args, split, plan);
     return Status::kSuccess;
   }
-  // Decode calls whose slices nearly fill the resident CTAs: one CTA per slice.
-  if (use_decode_whole_slices(plan.m_blocks, slices, capacity)) {
+  // Decode calls whose slices leave few resident CTAs idle: one CTA per slice.
+  if (use_decode_whole_slices(plan.m_blocks, slices, capacity, args.k, tile.tile_n(), grouped)) {
     set_whole_slices(args, plan);
     return Status::kSuccess;
   }
