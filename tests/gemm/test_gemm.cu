@@ -451,37 +451,42 @@ TEST(GemmDecode, EightRowKernelMatchesReference) {
   }
 }
 
-// Changes 86-87 (heuristics.hpp use_decode_whole_slices): a decode call without a cluster split
+// Changes 86-88 (heuristics.hpp use_decode_whole_slices): a decode call without a cluster split
 // whose idle resident CTAs would have streamed few bytes runs one CTA per slice and needs no
 // workspace. On an H200 (264 resident decode CTAs, 128-wide slices), K x N 2048 x 28672 (224
 // slices, 5 MiB idle), 2048 x 18944 (148 slices, 14.5 MiB) and 1024 x 33792 (264, exactly one
 // wave) do in both scale modes, at 1 and 8 rows (the eight-row kernels) and at 16; 4096 x 20480
 // (160 slices, 26 MiB) keeps striped runs; 8192 x 27136 (212 slices, 26 MiB) runs whole slices
-// per-channel only (80 % of the CTAs).
+// per-channel only (80 % of the CTAs). Where the 128-wide tile has more slices than CTAs, the
+// 256-wide tile's whole slices: 2048 x 57344 (224 of them, 10 MiB) in both modes, 4096 x 57344
+// (20 MiB) per-channel only; the 128-wide tile's striped runs otherwise.
 TEST(GemmDecode, WholeSlicesWhereFewCtasWouldIdleMatchReference) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
   const bool h200 = dev.cluster && dev.sm_count == 132 && marlin::detail::kClusterSplit &&
-                    marlin::detail::kDecodeWholeSlices == 1;
+                    marlin::detail::kDecodeWholeSlices == 1 && marlin::detail::kDecodeWideWhole;
   struct Case {
     int n, k;
     bool whole_grouped, whole_channel;
+    int whole_tile_n;  // the tile's width where the plan is whole slices (128 otherwise)
   };
   for (int g : {128, -1}) {
-    for (const Case c : {Case{28672, 2048, true, true}, Case{18944, 2048, true, true},
-                         Case{33792, 1024, true, true}, Case{20480, 4096, false, false},
-                         Case{27136, 8192, false, true}}) {
+    for (const Case c : {Case{28672, 2048, true, true, 128}, Case{18944, 2048, true, true, 128},
+                         Case{33792, 1024, true, true, 128}, Case{20480, 4096, false, false, 128},
+                         Case{27136, 8192, false, true, 128}, Case{57344, 2048, true, true, 256},
+                         Case{57344, 4096, false, true, 256}}) {
       const bool whole = g == -1 ? c.whole_channel : c.whole_grouped;
+      const int tile_n = whole ? c.whole_tile_n : 128;
       for (int m : {1, 8, 16}) {
         const Shape s{m, c.n, c.k, g};
         SCOPED_TRACE(trace_of(s));
         marlin::detail::Plan plan;
         ASSERT_NO_FATAL_FAILURE(decode_plan(s, dev, plan));
         if (h200) {
-          EXPECT_EQ(plan.tile.tile_n(), 128);
+          EXPECT_EQ(plan.tile.tile_n(), tile_n);
           EXPECT_EQ(plan.part.split, 0);
-          EXPECT_EQ(plan.part.grid == s.n / 128, whole) << "grid " << plan.part.grid;
+          EXPECT_EQ(plan.part.grid == s.n / tile_n, whole) << "grid " << plan.part.grid;
           EXPECT_EQ(plan.workspace_bytes == 0, whole);
         }
         run_and_check(m, s.n, s.k, g);

@@ -189,6 +189,15 @@ TEST(Heuristics, DecodeWholeSlicesWhereTheIdleCtasWouldStreamFewBytes) {
   // The idle bytes of a 64-wide tile count its own width.
   EXPECT_TRUE(use_decode_whole_slices(1, 200, kCapacity, 8192, 64, true));  // 16 MiB
   EXPECT_FALSE(use_decode_whole_slices(1, 200, kCapacity, 8192, 128, true));
+  // The 256-wide tile (make_plan's wide whole slices): the bytes alone, per-channel too.
+  for (bool grouped : {true, false}) {
+    EXPECT_TRUE(use_decode_whole_slices(1, 57344 / 256, kCapacity, 2048, 256, grouped));  // 10
+    EXPECT_TRUE(use_decode_whole_slices(1, 65536 / 256, kCapacity, 8192, 256, grouped));  // 8
+    EXPECT_FALSE(use_decode_whole_slices(1, 57344 / 256, kCapacity, 8192, 256, grouped));  // 40
+  }
+  EXPECT_FALSE(use_decode_whole_slices(1, 57344 / 256, kCapacity, 4096, 256, true));  // 20 MiB
+  EXPECT_TRUE(use_decode_whole_slices(1, 57344 / 256, kCapacity, 4096, 256, false));
+  EXPECT_FALSE(use_decode_whole_slices(1, 61440 / 256, kCapacity, 16384, 256, false));  // 91 %
 }
 
 TEST(Heuristics, ChosenTileAlwaysDividesN) {

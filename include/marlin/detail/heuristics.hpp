@@ -368,9 +368,20 @@ static_assert(kDecodeWholeSlices >= 0 && kDecodeWholeSlices <= 2,
 /// which use_decode_whole_slices holds: with group scales, and per-channel.
 inline constexpr long long kDecodeWholeIdleBytesGrouped = 16LL << 20;
 inline constexpr long long kDecodeWholeIdleBytesChannel = 24LL << 20;
-/// Fewest slices, in percent of the resident CTAs, from which per-channel decode calls take
-/// whole slices whatever their idle bytes.
+/// Fewest slices, in percent of the resident CTAs, from which per-channel decode calls on tiles
+/// at most 128 wide take whole slices whatever their idle bytes.
 inline constexpr int kDecodeWholeChannelFillPct = 80;
+/// The decode tile 256 columns wide (kTileConfigs[kWideDecodeConfig], 64 deep) whose whole
+/// slices make_plan takes where the 128-wide tile has more slices than resident CTAs and
+/// use_decode_whole_slices holds for the wide tile's (bench/NOTES.md, change 88). Build with
+/// -DMARLIN_DECODE_WIDE_WHOLE=0 only to measure the striped runs instead.
+inline constexpr int kWideDecodeConfig = 1;
+static_assert(kTileConfigs[kWideDecodeConfig].tile_n() == 256,
+              "the wide decode tile is 256 columns wide");
+#ifndef MARLIN_DECODE_WIDE_WHOLE
+#define MARLIN_DECODE_WIDE_WHOLE 1
+#endif
+inline constexpr bool kDecodeWideWhole = MARLIN_DECODE_WIDE_WHOLE != 0;
 
 /// Whether a decode call (the mma.sync kernels' 16-row tiles, `m_blocks` 1) that runs no
 /// cluster split takes one CTA per slice instead of striped runs over all `capacity` resident
@@ -380,10 +391,11 @@ inline constexpr int kDecodeWholeChannelFillPct = 80;
 /// slices CTAs without work, so that the SMs that run two slices set the time. The measure of
 /// that loss is the bytes those CTAs would have streamed, (capacity - slices) x k x tile_n / 2:
 /// whole slices where it is at most kDecodeWholeIdleBytesGrouped (16 MiB) with group scales
-/// and kDecodeWholeIdleBytesChannel (24 MiB) per-channel, and per-channel from
-/// kDecodeWholeChannelFillPct (80 %) of the capacity whatever the bytes: two CTAs of the
-/// per-channel loop stream an SM's slices faster than its even share of the bandwidth (~38
-/// GB/s against ~32; ~30 with group scales). Measured on the H200 (bench/NOTES.md, change 87;
+/// and kDecodeWholeIdleBytesChannel (24 MiB) per-channel, and per-channel on tiles at most 128
+/// wide from kDecodeWholeChannelFillPct (80 %) of the capacity whatever the bytes: two CTAs of
+/// the per-channel loop stream an SM's slices faster than its even share of the bandwidth (~38
+/// GB/s against ~32; ~30 with group scales). (The 256-wide tile's whole slices were mixed there,
+/// x0.94-1.08 and slower at 12-16 rows: run 250.) Measured on the H200 (bench/NOTES.md, change 87;
 /// runs 247, 253 and 254; M = 1-16, 128-wide slices against 264 resident CTAs, K =
 /// 2048-16384, 148-256 slices): with group scales every layer at or below 16 MiB gained
 /// (x0.79-0.99), 16.5-20 MiB were even (x0.99-1.04) and from 22 MiB every one lost
@@ -397,7 +409,8 @@ constexpr bool use_decode_whole_slices(int m_blocks, int slices, int capacity, i
   const long long idle = static_cast<long long>(capacity - slices) * k * tile_n / 2;
   if (grouped) return idle <= kDecodeWholeIdleBytesGrouped;
   return idle <= kDecodeWholeIdleBytesChannel ||
-         100LL * slices >= static_cast<long long>(kDecodeWholeChannelFillPct) * capacity;
+         (tile_n <= 128 &&
+          100LL * slices >= static_cast<long long>(kDecodeWholeChannelFillPct) * capacity);
 }
 
 /// Resident capacity of a kernel on one device: clusters[s] clusters of s CTAs fit at once

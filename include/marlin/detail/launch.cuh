@@ -887,6 +887,25 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     set_whole_slices(args, plan);
     return Status::kSuccess;
   }
+  // More 128-wide decode slices than resident CTAs: the 256-wide tile's whole slices where they
+  // leave few CTAs idle; striped runs of the 128-wide tile otherwise.
+  if constexpr (std::is_same_v<Config, AutoTile>) {
+    const TileConfig wide = kTileConfigs[kWideDecodeConfig];
+    if (kDecodeWideWhole && plan.config == 0 && plan.m_blocks == 1 && slices > capacity &&
+        args.n % wide.tile_n() == 0 && args.k % wide.tile_k() == 0) {
+      if (const Status st = take(kWideDecodeConfig, 1, false, false); st != Status::kSuccess) {
+        return st;
+      }
+      const int wide_capacity = (fit_per_sm < kMaxCtasPerSm ? fit_per_sm : kMaxCtasPerSm) *
+                                dev.sm_count;
+      if (fit_per_sm >= 1 && use_decode_whole_slices(1, args.n / wide.tile_n(), wide_capacity,
+                                                     args.k, wide.tile_n(), grouped)) {
+        set_whole_slices(args, plan);
+        return Status::kSuccess;
+      }
+      if (const Status st = take(0, 1, false, false); st != Status::kSuccess) return st;
+    }
+  }
   set_partition(args, capacity, plan);
   return Status::kSuccess;
 }
