@@ -2,9 +2,10 @@
 # Runs tests/tools/gemm_once under compute-sanitizer over a grid of shapes and fails on any
 # reported error. Usage: tests/sanitize.sh <path-to-gemm_once> [tool ...]
 #   tools default to: memcheck racecheck synccheck initcheck
-# Shapes: decode (M = 1; 1 57344 2048: striped runs of 27 tiles over slices of 16, so that a run
-# spans two or three slices and ends a segment mid-run; 1 18944 2048: one CTA per slice, 148 of
-# them on a 132-SM GPU, bench/NOTES.md changes 86-87), one full 16-row tile, the 32-row tile (six
+# Shapes: decode (M = 1; 1 57216 2048: striped runs of 27-28 tiles over slices of 16, so that a
+# run spans two or three slices and ends a segment mid-run; 1 18944 2048: one CTA per slice, 148
+# of them on a 132-SM GPU, bench/NOTES.md changes 86-87; 8 57344 2048: one CTA per slice of the
+# 256-wide tile, change 88), one full 16-row tile, the 32-row tile (six
 # stages, one barrier per two tiles: 24 4096 4096, 31 6144 1024), odd M across several 64-row
 # groups, large M (600: ten 64-row groups), both scale modes, a layer-sized K = N = 8192 (group
 # 128), small shapes that split one slice over many CTAs, and (sm_90a builds on an sm_90 GPU) the
@@ -39,8 +40,9 @@ shapes=(
   "16 8192 8192 128"
   "100 8192 8192 128"
   "1 4096 4096 -1"
-  "1 57344 2048 -1"
+  "1 57216 2048 -1"
   "1 18944 2048 128"
+  "8 57344 2048 128"
   "24 4096 4096 128"
   "31 6144 1024 -1"
   "50 4096 8192 -1"
