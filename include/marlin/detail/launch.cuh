@@ -888,22 +888,29 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     return Status::kSuccess;
   }
   // More 128-wide decode slices than resident CTAs: the 256-wide tile's whole slices where they
-  // leave few CTAs idle; striped runs of the 128-wide tile otherwise.
+  // leave few CTAs idle; striped runs of the 128-wide tile otherwise. The rule is first asked
+  // with the 128-wide kernel's capacity (the same on the H200), so that the calls it leaves
+  // striped (the grid's 8192 x 57344) take no second kernel; where only the wide kernel's own
+  // capacity would pass it, the call keeps its striped runs. (K % 128 == 0, so the wide tile's
+  // 64-deep K tiles divide it.)
   if constexpr (std::is_same_v<Config, AutoTile>) {
     const TileConfig wide = kTileConfigs[kWideDecodeConfig];
+    const int wide_slices = args.n / wide.tile_n();
     if (kDecodeWideWhole && plan.config == 0 && plan.m_blocks == 1 && slices > capacity &&
-        args.n % wide.tile_n() == 0 && args.k % wide.tile_k() == 0) {
-      if (const Status st = take(kWideDecodeConfig, 1, false, false); st != Status::kSuccess) {
-        return st;
-      }
-      const int wide_capacity = (fit_per_sm < kMaxCtasPerSm ? fit_per_sm : kMaxCtasPerSm) *
-                                dev.sm_count;
-      if (fit_per_sm >= 1 && use_decode_whole_slices(1, args.n / wide.tile_n(), wide_capacity,
-                                                     args.k, wide.tile_n(), grouped)) {
+        args.n % wide.tile_n() == 0 &&
+        use_decode_whole_slices(1, wide_slices, capacity, args.k, wide.tile_n(), grouped)) {
+      const Plan striped = plan;
+      const Status st = take(kWideDecodeConfig, 1, false, false);
+      if (st != Status::kSuccess && st != Status::kErrorInsufficientSharedMemory) return st;
+      const int wide_capacity =
+          (fit_per_sm < kMaxCtasPerSm ? fit_per_sm : kMaxCtasPerSm) * dev.sm_count;
+      if (st == Status::kSuccess && fit_per_sm >= 1 &&
+          use_decode_whole_slices(1, wide_slices, wide_capacity, args.k, wide.tile_n(),
+                                  grouped)) {
         set_whole_slices(args, plan);
         return Status::kSuccess;
       }
-      if (const Status st = take(0, 1, false, false); st != Status::kSuccess) return st;
+      plan = striped;
     }
   }
   set_partition(args, capacity, plan);
