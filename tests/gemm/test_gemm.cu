@@ -133,6 +133,52 @@ TEST(GemmConfigs, EveryConfigurationForced) {
   check_forced_config<2>();
 }
 
+// The eight-row kernels' warp-private pipelines (tile_config.hpp warp_private_pipeline, change
+// 89) synchronize each K group on its own: one warp in the 64-wide tile (a warp barrier), two
+// in the 128-wide one and four in the 256-wide one (named barriers). Each tile forced, at 1, 5
+// and 8 rows (the rows of A past M zeroed by each K group), over 32-64 K tiles per slice:
+// against the reference, and three calls bitwise the same (a missing barrier would let a
+// warp read a stage before its K group's copies landed, or refill one still being read).
+template <int kConfig>
+void check_eight_row_config() {
+  using Config = marlin::FixedTile<kConfig>;
+  for (int g : {128, -1}) {
+    for (int m : {1, 5, 8}) {
+      SCOPED_TRACE("config " + std::to_string(kConfig) + " m " + std::to_string(m) + " g " +
+                   std::to_string(g));
+      run_and_check<Config>(m, 768, 4096, g);
+      if (testing::Test::HasFatalFailure()) return;
+      GemmProblem p;
+      ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, 768, 4096, g, 89));
+      const marlin::GemmArgs args = p.args();
+      DeviceBuffer ws = make_workspace<Config>(args);
+      std::vector<uint16_t> first;
+      for (int call = 0; call < 3; ++call) {
+        ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
+        ASSERT_EQ((marlin::gemm<__half, marlin::uint4b_t, Config>(args, ws.get(), ws.bytes(),
+                                                                  nullptr)),
+                  Status::kSuccess);
+        MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+        if (call == 0) {
+          first = marlin_test::c_of(p);
+        } else {
+          EXPECT_EQ(marlin_test::c_of(p), first) << "call " << call;
+        }
+      }
+    }
+  }
+}
+
+TEST(GemmDecode, WarpPrivateEightRowKernelsOfEveryTileMatchReference) {
+  MARLIN_REQUIRE_GPU();
+  static_assert(marlin::kNumTileConfigs == 3, "add the new configuration here");
+  static_assert(marlin::warp_private_pipeline(1, true) == marlin::kDecodeWarpPrivate &&
+                !marlin::warp_private_pipeline(1, false) && !marlin::warp_private_pipeline(2, true));
+  check_eight_row_config<0>();
+  check_eight_row_config<1>();
+  check_eight_row_config<2>();
+}
+
 TEST(GemmConfigs, ForcedConfigurationThatCannotTileNIsRefused) {
   MARLIN_REQUIRE_GPU();
   GemmProblem p;

@@ -226,12 +226,18 @@ TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
     EXPECT_TRUE(marlin::is_valid(marlin::kTileConfigs[i]));
     for (int m_blocks = 1; m_blocks <= marlin::kMaxMBlocks; ++m_blocks) {
       for (bool grouped : {false, true}) {
-        const int smem = marlin::smem_bytes(marlin::kTileConfigs[i], m_blocks, grouped, false);
-        EXPECT_LE(smem, kSm86OptinBytes) << "config " << i << " m_blocks " << m_blocks;
-        // the pipeline and the fp32 reduction tile that reuses it both fit
-        EXPECT_GE(smem, marlin::stages_for(marlin::kTileConfigs[i], m_blocks, false, grouped) *
-                            marlin::stage_bytes(marlin::kTileConfigs[i], m_blocks, grouped));
-        EXPECT_GE(smem, 16 * m_blocks * (marlin::kTileConfigs[i].tile_n() + 8) * 4);
+        // the 16-row tile's eight-row kernel too (its warp-private pipeline's scale rows)
+        for (bool eight_rows : {false, m_blocks == 1}) {
+          const int smem =
+              marlin::smem_bytes(marlin::kTileConfigs[i], m_blocks, grouped, false, eight_rows);
+          EXPECT_LE(smem, kSm86OptinBytes) << "config " << i << " m_blocks " << m_blocks;
+          // the pipeline and the fp32 reduction tile that reuses it both fit
+          EXPECT_GE(smem,
+                    marlin::stages_for(marlin::kTileConfigs[i], m_blocks, false, grouped) *
+                        marlin::stage_bytes(marlin::kTileConfigs[i], m_blocks, grouped,
+                                            eight_rows));
+          EXPECT_GE(smem, 16 * m_blocks * (marlin::kTileConfigs[i].tile_n() + 8) * 4);
+        }
       }
     }
   }
@@ -244,6 +250,15 @@ TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
                      kReservedPerCta) <= 164 * 1024);
   static_assert(2 * (marlin::smem_bytes(marlin::kTileConfigs[0], 1, true, false) +
                      kReservedPerCta) > 100 * 1024);
+  static_assert(2 * (marlin::smem_bytes(marlin::kTileConfigs[0], 1, true, false, true) +
+                     kReservedPerCta) <= 164 * 1024);
+  // The warp-private eight-row kernel's stage holds every warp's 64 scales (1 KB) instead of the
+  // tile's scale row (256 bytes), and per-channel nothing more.
+  static_assert(marlin::stage_bytes(marlin::kTileConfigs[0], 1, true, true) ==
+                marlin::stage_bytes(marlin::kTileConfigs[0], 1, true) +
+                    (marlin::kDecodeWarpPrivate ? 1024 - 256 : 0));
+  static_assert(marlin::stage_bytes(marlin::kTileConfigs[0], 1, false, true) ==
+                marlin::stage_bytes(marlin::kTileConfigs[0], 1, false));
 }
 
 TEST(TileConfigs, PipelineDepthAndTilesPerBarrier) {
@@ -301,26 +316,32 @@ TEST(TileConfigs, ClusterExchangeBufferFitsBesideThePipelineOnSm90) {
     const marlin::TileConfig c = marlin::kTileConfigs[i];
     for (int m_blocks = 1; m_blocks <= marlin::kMaxMBlocks; ++m_blocks) {
       for (bool grouped : {false, true}) {
-        const int base = marlin::smem_bytes(c, m_blocks, grouped, false);
-        const int offset = marlin::exchange_offset(c, m_blocks, grouped);
-        const int exchange = marlin::exchange_bytes(c, m_blocks);
-        // after the pipeline and the reduction tile, inside what the host launches with
-        const int depth = marlin::stages_for(c, m_blocks, false, grouped);
-        EXPECT_GE(offset, depth * marlin::stage_bytes(c, m_blocks, grouped));
-        EXPECT_GE(offset, 16 * m_blocks * (c.tile_n() + 8) * 4);
-        EXPECT_LE(offset + marlin::kSmemAlign, base);
-        EXPECT_EQ(offset % 16, 0);
-        EXPECT_LE(base + exchange, kSm90OptinBytes) << "config " << i << " m_blocks " << m_blocks;
-        // every rank's slots: ceil(vectors / ranks) each, for every split the host may choose
-        const int vectors = 16 * m_blocks * c.tile_n() / 8;
-        for (int ranks = 2; ranks <= marlin::kMaxClusterSplit; ++ranks) {
-          EXPECT_LE(ranks * ((vectors + ranks - 1) / ranks) * 32, exchange) << ranks;
+        for (bool eight_rows : {false, m_blocks == 1}) {
+          const int base = marlin::smem_bytes(c, m_blocks, grouped, false, eight_rows);
+          const int offset = marlin::exchange_offset(c, m_blocks, grouped, eight_rows);
+          const int exchange = marlin::exchange_bytes(c, m_blocks);
+          // after the pipeline and the reduction tile, inside what the host launches with
+          const int depth = marlin::stages_for(c, m_blocks, false, grouped);
+          EXPECT_GE(offset, depth * marlin::stage_bytes(c, m_blocks, grouped, eight_rows));
+          EXPECT_GE(offset, 16 * m_blocks * (c.tile_n() + 8) * 4);
+          EXPECT_LE(offset + marlin::kSmemAlign, base);
+          EXPECT_EQ(offset % 16, 0);
+          EXPECT_LE(base + exchange, kSm90OptinBytes) << "config " << i << " m_blocks " << m_blocks;
+          // every rank's slots: ceil(vectors / ranks) each, for every split the host may choose
+          const int vectors = 16 * m_blocks * c.tile_n() / 8;
+          for (int ranks = 2; ranks <= marlin::kMaxClusterSplit; ++ranks) {
+            EXPECT_LE(ranks * ((vectors + ranks - 1) / ranks) * 32, exchange) << ranks;
+          }
         }
       }
     }
   }
-  // Decode keeps two CTAs per SM with the buffer (8.25 KB more per CTA).
+  // Decode keeps two CTAs per SM with the buffer (8.25 KB more per CTA), the eight-row kernel's
+  // warp-private pipeline too.
   static_assert(2 * (marlin::smem_bytes(marlin::kTileConfigs[0], 1, true, false) +
+                     marlin::exchange_bytes(marlin::kTileConfigs[0], 1)) <=
+                kSm90SmBytes);
+  static_assert(2 * (marlin::smem_bytes(marlin::kTileConfigs[0], 1, true, false, true) +
                      marlin::exchange_bytes(marlin::kTileConfigs[0], 1)) <=
                 kSm90SmBytes);
 }

@@ -647,7 +647,7 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     plan.m_blocks = m_blocks;
     plan.wgmma = wgmma;
     plan.eight_rows = !wgmma && use_eight_row_kernel(args.m, m_blocks);
-    plan.smem = smem_bytes(plan.tile, m_blocks, grouped, wgmma);
+    plan.smem = smem_bytes(plan.tile, m_blocks, grouped, wgmma, plan.eight_rows);
     // mma.sync kernels on devices with clusters: room for a cluster split's exchange buffer,
     // whether or not this call splits, so that each kernel has one size on a device.
     if (!wgmma && dev.cluster) plan.smem += exchange_bytes(plan.tile, m_blocks);

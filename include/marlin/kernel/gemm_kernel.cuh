@@ -8,9 +8,12 @@
 //     addresses are set up once per segment and advanced by a constant per tile, and the loop
 //     is unrolled over the stages so that every shared-memory offset is an immediate; one CTA
 //     barrier per tile, or per two tiles in the mma.sync kernels of m_blocks >= 2
-//     (tiles_per_sync);
+//     (tiles_per_sync). The eight-row kernels' pipelines are warp-private instead
+//     (warp_private_pipeline): each warp copies its own weights and scales, the warps of one K
+//     range copy their rows of A, and each K range's warps meet at their own barrier per tile;
 //  2. mma.sync path (m_blocks 1..4): each warp owns a 64-column strip and every
-//     (8 / strips)-th k16 row of the tile: it loads A fragments with ldmatrix.x4 (.x2 of rows
+//     (8 / strips)-th k16 row of the tile (in the eight-row kernels a contiguous run of k16
+//     rows, Geometry::k_row): it loads A fragments with ldmatrix.x4 (.x2 of rows
 //     0-7 in the per-channel eight-row kernels) from an XOR-swizzled tile, dequantizes its
 //     lane's 16 bytes of B in registers (dequant.cuh) and issues mma.sync m16n8k16 into fp32
 //     accumulators; the warps that split K then reduce in shared memory in a fixed order.
@@ -66,8 +69,10 @@ struct Params {
   float* partials;     ///< [2 * part.grid][16 * m_blocks][tile_n]
 };
 
-/// Compile-time geometry of one kernel instance (`kWarpgroup`: the sm_90a wgmma path).
-template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGroupedScales, bool kWarpgroup>
+/// Compile-time geometry of one kernel instance (`kWarpgroup`: the sm_90a wgmma path;
+/// `kEightRowKernel`: the mma.sync 16-row tile's eight-row kernel).
+template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGroupedScales, bool kWarpgroup,
+          bool kEightRowKernel = false>
 struct Geometry {
   static constexpr int kTileM = 16 * kMBlocks;
   static constexpr int kTileN = 16 * kNBlocks;
@@ -82,18 +87,40 @@ struct Geometry {
   static constexpr int kWarpsN = kTileN / 64;       // warps across N, one 64-column strip each
   static constexpr int kWarpsK = kWarps / kWarpsN;  // warps splitting K inside the tile
   static constexpr int kSubSteps = kKBlocks / kWarpsK;  // k16 rows per warp per stage
+  // Warp-private pipeline (warp_private_pipeline: the eight-row kernels): each warp copies the
+  // weights and scales it multiplies, the kWarpsN warps of a K range (a "K group": warps
+  // kWarpsN warp_k .. + kWarpsN - 1) the rows of A they read, and each K group synchronizes
+  // on its own. Warp w of a K group multiplies k16 rows warp_k kSubSteps .. + kSubSteps - 1
+  // (otherwise warp_k + kWarpsK step), so that a K group's part of each row of A is contiguous.
+  static constexpr bool kWarpPrivate =
+      !kWarpgroup && warp_private_pipeline(kMBlocks, kEightRowKernel);
   // Shared-memory stage, in 16-byte vectors.
   static constexpr int kAVecsPerRow = kTileK / 8;
   static constexpr int kAStage = kTileM * kAVecsPerRow;  // [kTileM][kTileK / 8], swizzled
   static constexpr int kBVecsPerRow = kTileN / 2;        // one k16 row of the tile
   static constexpr int kBStage = kKBlocks * kBVecsPerRow;  // [kKBlocks][kTileN / 2]
-  static constexpr int kSStage = kGroupedScales ? kTileN / 8 : 0;  // [kTileN] fp16
+  // Scale vectors of a 64-column strip (64 fp16), and of a stage: the tile's scale row, or in a
+  // warp-private pipeline each warp's strip of it ([kWarps][kStripScales]).
+  static constexpr int kStripScales = 8;
+  static constexpr int kSStage =
+      !kGroupedScales ? 0 : kWarpPrivate ? kWarps * kStripScales : kTileN / 8;
   static constexpr int kStage = kAStage + kBStage + kSStage;
+  // Warp-private A: vectors of each row of the A tile that a K group reads (2 per k16 row), and
+  // its threads that copy them (one vector each, rows 0-15).
+  static constexpr int kGroupRowVecs = 2 * kSubSteps;
+  static constexpr int kGroupACopiers = 16 * kGroupRowVecs;
+  static_assert(!kWarpPrivate || kGroupACopiers <= 32 * kWarpsN,
+                "a K group's threads copy its rows of A in one trip");
+  /// K16 row of the tile that warp (warp_n, warp_k) multiplies in sub-step `step`.
+  static constexpr __host__ __device__ int k_row(int warp_k, int step) {
+    return kWarpPrivate ? warp_k * kSubSteps + step : warp_k + kWarpsK * step;
+  }
   static constexpr int kRedStride = kTileN + 8;  // floats; +8 makes fragment stores conflict-free
   static constexpr int kOutVecsPerRow = kTileN / 8;  // 8 outputs (16 bytes of fp16) per vector
   // Bytes of the pipeline or the reduction tile that reuses it, whichever is larger.
   static constexpr int kPipelineBytes =
-      pipeline_bytes(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGroupedScales, kWarpgroup);
+      pipeline_bytes(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGroupedScales, kWarpgroup,
+                     kEightRowKernel);
   static_assert(kAVecsPerRow >= 8, "the A swizzle permutes 8 vectors of a row");
   static_assert(kSubSteps >= 1 && kWarpsK * kSubSteps == kKBlocks, "K must split evenly");
   static_assert(kWarpgroup ? is_wgmma_m_blocks(kMBlocks) && kTileK == kWgmmaTileK &&
@@ -110,9 +137,12 @@ struct Geometry {
   // one, so their ranks read each other's reduction tiles instead.
   static constexpr bool kExchange = !kWarpgroup;
   static constexpr int kExchangeOffset =
-      kWarpgroup ? 0 : exchange_offset(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGroupedScales);
+      kWarpgroup ? 0
+                 : exchange_offset(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGroupedScales,
+                                   kEightRowKernel);
   static_assert(kStage * 16 ==
-                    stage_bytes(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGroupedScales),
+                    stage_bytes(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGroupedScales,
+                                kEightRowKernel),
                 "the host's stage size must match the kernel's");
 };
 
@@ -412,8 +442,9 @@ __device__ __forceinline__ void write_tile(const Params& params, const float* sh
   }
 }
 
-/// The GEMM kernel. Launch with kThreads threads, smem_bytes(tile, kMBlocks, kGrouped, kWgmma)
-/// of dynamic shared memory and params.part.grid CTAs. `kWgmma` selects the warpgroup path
+/// The GEMM kernel. Launch with kThreads threads,
+/// smem_bytes(tile, kMBlocks, kGrouped, kWgmma, kEightRows) of dynamic shared memory and
+/// params.part.grid CTAs. `kWgmma` selects the warpgroup path
 /// (sm_90a): wgmma with the dequantized weights as the register operand and the A tile, read
 /// through a 128-byte-swizzle descriptor, as the shared-memory operand. Loads, pipeline and
 /// epilogue are shared with the mma.sync path. `kEightRows` (mma.sync, kMBlocks 1 only): the
@@ -425,7 +456,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
 #if defined(MARLIN_SM80_ENABLED)
   static_assert(!kEightRows || (kMBlocks == 1 && !kWgmma),
                 "the eight-row kernels are the mma.sync path's 16-row tiles");
-  using G = Geometry<kMBlocks, kNBlocks, kKBlocks, kGrouped, kWgmma>;
+  using G = Geometry<kMBlocks, kNBlocks, kKBlocks, kGrouped, kWgmma, kEightRows>;
   extern __shared__ int4 smem_raw[];
   __shared__ int is_last_arrival;
   // A stages start 1024-byte aligned, as wgmma's 128-byte swizzle atoms must (smem_bytes
@@ -499,37 +530,71 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     const int4* b_src[kBIters];
 #pragma unroll
     for (int it = 0; it < kBIters; ++it) {
+      // Warp-private: B vector (k16 row k_row(warp_k, it), column warp_n * 32 + lane) of the
+      // tile, the lane's own of compute_stage_mma; otherwise vector tid + it * kThreads.
       const int i = tid + it * kThreads;
-      b_src[it] = params.b + static_cast<size_t>(k_begin * kKBlocks + i / G::kBVecsPerRow) *
-                                 b_row_vecs +
-                  n_tile * G::kBVecsPerRow + i % G::kBVecsPerRow;
+      const int kr = G::kWarpPrivate ? G::k_row(warp_k, it) : i / G::kBVecsPerRow;
+      const int v = G::kWarpPrivate ? warp_n * 32 + lane : i % G::kBVecsPerRow;
+      b_src[it] = params.b + static_cast<size_t>(k_begin * kKBlocks + kr) * b_row_vecs +
+                  n_tile * G::kBVecsPerRow + v;
     }
     const size_t b_tile_step = static_cast<size_t>(kKBlocks) * b_row_vecs;
-    const int4* const s_src = params.scales + n_tile * G::kSStage + tid;
+    // Warp-private A: thread j = 32 warp_n + lane of K group warp_k copies row
+    // j / kGroupRowVecs, vector kGroupRowVecs warp_k + j % kGroupRowVecs of the A tile (a
+    // contiguous part of each row), if that row is below `rows` (the others are zeroed below).
+    const int wp_j = warp_n * 32 + lane;
+    const int wp_a_row = wp_j / G::kGroupRowVecs;
+    const bool wp_a_copier = G::kWarpPrivate && wp_j < G::kGroupACopiers;
+    const bool wp_a_live = wp_a_copier && wp_a_row < rows;
+    const int wp_a_vec = G::kGroupRowVecs * warp_k + wp_j % G::kGroupRowVecs;
+    const int4* wp_a_src = params.a +
+                           static_cast<size_t>(row0 + (wp_a_live ? wp_a_row : 0)) * a_row_vecs +
+                           k_begin * G::kAVecsPerRow + wp_a_vec;
+    const int wp_a_dst = wp_a_row * G::kAVecsPerRow + (wp_a_vec ^ (wp_a_row % 8));
+    // Grouped scales: the tile's scale row (warp 0's lanes 0 .. kSStage - 1), or warp-private
+    // the 64 columns of each warp's strip (lanes 0 .. kStripScales - 1 of every warp).
+    const int4* const s_src =
+        params.scales + n_tile * (G::kTileN / 8) +
+        (G::kWarpPrivate ? warp_n * G::kStripScales + lane : tid);
 
     // Issues the copies of K tile `kt` (the next in order) into pipeline stage `stage`.
     auto load_stage = [&](int stage, int kt) {
+      if constexpr (G::kWarpPrivate) {
+        if (wp_a_live) ptx::cp_async_cg_16(sh_a + stage * G::kAStage + wp_a_dst, wp_a_src, true);
+        wp_a_src += G::kAVecsPerRow;
+      } else {
 #pragma unroll
-      for (int it = 0; it < kAIters; ++it) {
-        if (a_live[it]) {
-          const int r = a_row(it);
-          ptx::cp_async_cg_16(
-              sh_a + stage * G::kAStage + r * G::kAVecsPerRow + (a_vec(it) ^ (r % 8)), a_src[it],
-              true);
+        for (int it = 0; it < kAIters; ++it) {
+          if (a_live[it]) {
+            const int r = a_row(it);
+            ptx::cp_async_cg_16(
+                sh_a + stage * G::kAStage + r * G::kAVecsPerRow + (a_vec(it) ^ (r % 8)),
+                a_src[it], true);
+          }
+          a_src[it] += G::kAVecsPerRow;
         }
-        a_src[it] += G::kAVecsPerRow;
       }
 #pragma unroll
       for (int it = 0; it < kBIters; ++it) {
-        ptx::cp_async_cg_16(sh_b + stage * G::kBStage + tid + it * kThreads, b_src[it], true);
+        const int dst = G::kWarpPrivate
+                            ? G::k_row(warp_k, it) * G::kBVecsPerRow + warp_n * 32 + lane
+                            : tid + it * kThreads;
+        ptx::cp_async_cg_16(sh_b + stage * G::kBStage + dst, b_src[it], true);
         b_src[it] += b_tile_step;
       }
       if constexpr (kGrouped) {
-        // Lanes 0 .. kSStage - 1 of warp 0 copy the scale row. Written so, the condition is
+        // Lanes 0 .. kSStage - 1 of warp 0 copy the scale row (warp-private: lanes
+        // 0 .. kStripScales - 1 of every warp copy their strip's). Written so, the condition is
         // one predicate set before the loop and the destination one register, which takes
         // 5 instructions per tile off every warp's decode loop (bench/NOTES.md, change 16).
-        static_assert(G::kSStage <= 32, "one warp copies the scale row");
-        if (warp == 0) {
+        static_assert(G::kSStage <= 32 || G::kWarpPrivate, "one warp copies the scale row");
+        if constexpr (G::kWarpPrivate) {
+          if (lane < G::kStripScales) {
+            const int group = kt * G::kTileK / kGroupSize;
+            ptx::cp_async_cg_16(sh_s + stage * G::kSStage + warp * G::kStripScales + lane,
+                                s_src + group * s_row_vecs, true);
+          }
+        } else if (warp == 0) {
           if (lane < G::kSStage) {
             const int group = kt * G::kTileK / kGroupSize;
             ptx::cp_async_cg_16(sh_s + stage * G::kSStage + lane, s_src + group * s_row_vecs,
@@ -618,12 +683,13 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         const int4* const b_tile = sh_b + stage * G::kBStage;
         [[maybe_unused]] __half scale[8];  // [n8 fragment of the warp's 64 columns]
         if constexpr (kGrouped) {
-          const int4 s = sh_s[stage * G::kSStage + warp_n * 8 + lane / 4];
+          const int4 s = sh_s[stage * G::kSStage +
+                              (G::kWarpPrivate ? warp : warp_n) * G::kStripScales + lane / 4];
           memcpy(scale, &s, sizeof(s));
         }
 #pragma unroll
         for (int step = 0; step < G::kSubSteps; ++step) {
-          const int kr = warp_k + G::kWarpsK * step;  // k16 row of the tile
+          const int kr = G::k_row(warp_k, step);  // k16 row of the tile
           [[maybe_unused]] uint32_t a_frag[kMBlocks][4];
           [[maybe_unused]] uint32_t a_rows[2];  // eight-row kernels: the mma's B operand
           if constexpr (kEightRowsX2) {
@@ -715,7 +781,14 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     // first copies are issued, so that they are already in flight.
     // The per-channel eight-row kernels' .x2 loads read rows 0-7 only.
     constexpr int kReadRows = kEightRowsX2 ? 8 : G::kTileM;
-    if (rows < kReadRows) {
+    if constexpr (G::kWarpPrivate) {
+      // Each A copier zeroes its vector for rows rows .. kReadRows - 1, in every stage: the K
+      // group's first barrier in the loop below orders the zeros before its ldmatrix loads.
+      if (wp_a_copier && wp_a_row >= rows && wp_a_row < kReadRows) {
+#pragma unroll
+        for (int s = 0; s < kDepth; ++s) sh_a[s * G::kAStage + wp_a_dst] = make_int4(0, 0, 0, 0);
+      }
+    } else if (rows < kReadRows) {
       const int zero_vecs = (kReadRows - rows) * G::kAVecsPerRow;
 #pragma unroll
       for (int s = 0; s < kDepth; ++s) {
@@ -734,8 +807,16 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
           // must be visible to it before the barrier.
           if constexpr (kWgmma) ptx::fence_proxy_async_shared();
           // Tiles t .. t + kPerSync - 1 landed for all threads; the stages of the tiles
-          // multiplied before this barrier are free again.
-          __syncthreads();
+          // multiplied before this barrier are free again. In a warp-private pipeline every
+          // warp reads only what its own lanes or its K group copied, and refills only what
+          // only it or its K group read, so the barrier is the K group's.
+          if constexpr (G::kWarpPrivate && G::kWarpsN == 1) {
+            __syncwarp();
+          } else if constexpr (G::kWarpPrivate) {
+            ptx::named_barrier_sync(1 + warp_k, 32 * G::kWarpsN);
+          } else {
+            __syncthreads();
+          }
           auto issue_copies = [&] {
 #pragma unroll
             for (int j = 0; j < kPerSync; ++j) {

@@ -142,11 +142,37 @@ static_assert(kTileConfigs[kWgmmaConfig].tile_n() == kWgmmaTileN &&
               "the warpgroup kernel's tile is configuration kWgmmaConfig");
 }  // namespace detail
 
-/// Shared memory in bytes of one pipeline stage of a CTA of `m_blocks` x configuration `c`.
-constexpr int stage_bytes(TileConfig c, int m_blocks, bool grouped) {
+/// Whether the eight-row decode kernels (the mma.sync 16-row tile's kernels for at most 8 rows
+/// of A) run warp-private pipelines: each warp copies the weights and the scales it multiplies
+/// into a stage region of its own, the warps that share a K range (one per 64-column strip)
+/// copy the rows of A they all read, and each such K group waits for its copies at a warp
+/// barrier or a named barrier of its own instead of a CTA barrier per tile. Measured on the
+/// H200 (bench/NOTES.md, change 89, run 261): x0.978 in median on the bench layers at M = 1-8
+/// (x0.946-1.021), slower by 1-7 % only at M = 2-8 on per-channel whole slices and splits of 2
+/// and on the 64-wide tile's split of 2 at M = 8, where every CTA reads the same rows of A at
+/// once. The 16-row form keeps its CTA barrier: warp-private there measured x0.98-1.18 at
+/// M = 16 (run 260). Build with -DMARLIN_DECODE_WARP_PRIVATE=0 only to measure the CTA-wide
+/// pipeline.
+#ifndef MARLIN_DECODE_WARP_PRIVATE
+#define MARLIN_DECODE_WARP_PRIVATE 1
+#endif
+inline constexpr bool kDecodeWarpPrivate = MARLIN_DECODE_WARP_PRIVATE != 0;
+
+/// Whether a mma.sync kernel of `m_blocks`, the eight-row kernel of its tile if `eight_rows`,
+/// runs the warp-private pipeline (kDecodeWarpPrivate). The warpgroup kernels never do.
+constexpr bool warp_private_pipeline(int m_blocks, bool eight_rows) {
+  return kDecodeWarpPrivate && m_blocks == 1 && eight_rows;
+}
+
+/// Shared memory in bytes of one pipeline stage of a CTA of `m_blocks` x configuration `c`
+/// (`eight_rows`: the tile's eight-row kernel): the A tile, the B tile and, with grouped scales,
+/// one scale row (in a warp-private pipeline, each warp's 64 columns of it).
+constexpr int stage_bytes(TileConfig c, int m_blocks, bool grouped, bool eight_rows = false) {
   const int a_stage = 16 * m_blocks * c.tile_k() * 2;  // fp16 A tile
   const int b_stage = c.tile_k() * c.tile_n() / 2;      // 4-bit B tile
-  const int s_stage = grouped ? c.tile_n() * 2 : 0;     // one fp16 scale row
+  const int s_stage = !grouped                                     ? 0
+                      : warp_private_pipeline(m_blocks, eight_rows) ? kWarps * 64 * 2
+                                                                    : c.tile_n() * 2;
   return a_stage + b_stage + s_stage;
 }
 
@@ -192,16 +218,19 @@ constexpr int stages_for(TileConfig c, int m_blocks, bool wgmma, bool grouped) {
 
 /// Bytes of a CTA's pipeline (stages_for stages) or of the fp32 reduction tile that reuses
 /// its memory, whichever is larger; `wgmma` for the warpgroup kernels.
-constexpr int pipeline_bytes(TileConfig c, int m_blocks, bool grouped, bool wgmma) {
-  const int pipe = stages_for(c, m_blocks, wgmma, grouped) * stage_bytes(c, m_blocks, grouped);
+constexpr int pipeline_bytes(TileConfig c, int m_blocks, bool grouped, bool wgmma,
+                             bool eight_rows = false) {
+  const int pipe =
+      stages_for(c, m_blocks, wgmma, grouped) * stage_bytes(c, m_blocks, grouped, eight_rows);
   const int reduce = 16 * m_blocks * (c.tile_n() + 8) * 4;  // fp32 reduction tile
   return pipe > reduce ? pipe : reduce;
 }
 
 /// Shared memory in bytes that a CTA of `m_blocks` x configuration `c` needs: pipeline_bytes
 /// plus the slack that aligns the pipeline to kSmemAlign.
-constexpr int smem_bytes(TileConfig c, int m_blocks, bool grouped, bool wgmma) {
-  return pipeline_bytes(c, m_blocks, grouped, wgmma) + kSmemAlign;
+constexpr int smem_bytes(TileConfig c, int m_blocks, bool grouped, bool wgmma,
+                         bool eight_rows = false) {
+  return pipeline_bytes(c, m_blocks, grouped, wgmma, eight_rows) + kSmemAlign;
 }
 
 /// Bytes of the warp-specialized warpgroup kernel's fp16 output tile (kernel::gemm_kernel_ws),
@@ -221,8 +250,8 @@ constexpr int ws_smem_bytes(TileConfig c, int m_blocks, bool grouped) {
 /// Where the cluster-split exchange buffer of a mma.sync CTA starts, in bytes from the aligned
 /// pipeline: after the pipeline and the fp32 reduction tile, so that other ranks may write it
 /// while this CTA still computes.
-constexpr int exchange_offset(TileConfig c, int m_blocks, bool grouped) {
-  return pipeline_bytes(c, m_blocks, grouped, false);
+constexpr int exchange_offset(TileConfig c, int m_blocks, bool grouped, bool eight_rows = false) {
+  return pipeline_bytes(c, m_blocks, grouped, false, eight_rows);
 }
 
 /// Most CTAs of one cluster split (one slice's K over a cluster): the portable cluster size.

@@ -1,8 +1,8 @@
 // Synchronization and copies of warp-specialized kernels (sm_90a): shared-memory barrier objects
 // (mbarrier) that threads arrive on and tensor copies complete bytes on, tensor copies (the
-// Tensor Memory Accelerator), named CTA barriers over a subset of the warps, and setmaxnreg,
-// which moves registers between warpgroups. Compiled to a trap in code for any other target.
-// Also the GPU-scope acquire load and acquire-release atomic of striped runs' slice counters,
+// Tensor Memory Accelerator) and setmaxnreg, which moves registers between warpgroups: compiled
+// to a trap in code for any other target. Also named CTA barriers over a subset of the warps
+// and the GPU-scope acquire load and acquire-release atomic of striped runs' slice counters,
 // which every target from sm_70 has.
 #pragma once
 
@@ -169,14 +169,10 @@ __device__ __forceinline__ void tensor_copy_3d(void* dst, const void* tensor_map
 }
 
 /// Waits at named barrier `id` (1..15; 0 is __syncthreads') until `threads` threads (a
-/// multiple of 32) have arrived.
+/// multiple of 32) have arrived. Every architecture (the eight-row decode kernels' K groups
+/// synchronize with it on sm_80 too).
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
-#if defined(MARLIN_SM90A_ENABLED)
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-#else
-  (void)id; (void)threads;
-  __trap();
-#endif
 }
 
 /// Raises this warpgroup's registers per thread to kRegs, waiting for registers that other
