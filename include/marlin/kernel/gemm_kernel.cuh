@@ -88,10 +88,12 @@ struct Geometry {
   static constexpr int kWarpsK = kWarps / kWarpsN;  // warps splitting K inside the tile
   static constexpr int kSubSteps = kKBlocks / kWarpsK;  // k16 rows per warp per stage
   // Warp-private pipeline (warp_private_pipeline: the eight-row kernels): each warp copies the
-  // weights and scales it multiplies, the kWarpsN warps of a K range (a "K group": warps
-  // kWarpsN warp_k .. + kWarpsN - 1) the rows of A they read, and each K group synchronizes
-  // on its own. Warp w of a K group multiplies k16 rows warp_k kSubSteps .. + kSubSteps - 1
-  // (otherwise warp_k + kWarpsK step), so that a K group's part of each row of A is contiguous.
+  // weights and scales it multiplies, the warps of kGroupWarpsK consecutive K ranges (a "K
+  // group": warps kWarpsN kGroupWarpsK g .. + kWarpsN kGroupWarpsK - 1 for group g; one K
+  // range, its kWarpsN warps, unless kDecodeAGroupBytes asks for more) the rows of A they
+  // read, and each K group synchronizes on its own. The warp of K range warp_k multiplies k16
+  // rows warp_k kSubSteps .. + kSubSteps - 1 (otherwise warp_k + kWarpsK step), so that a K
+  // group's part of each row of A is contiguous.
   static constexpr bool kWarpPrivate =
       !kWarpgroup && warp_private_pipeline(kMBlocks, kEightRowKernel);
   // Shared-memory stage, in 16-byte vectors.
@@ -105,12 +107,17 @@ struct Geometry {
   static constexpr int kSStage =
       !kGroupedScales ? 0 : kWarpPrivate ? kWarps * kStripScales : kTileN / 8;
   static constexpr int kStage = kAStage + kBStage + kSStage;
-  // Warp-private A: vectors of each row of the A tile that a K group reads (2 per k16 row), and
-  // its threads that copy them (one vector each, rows 0-15).
-  static constexpr int kGroupRowVecs = 2 * kSubSteps;
+  // Warp-private A: K ranges and threads of a K group, the vectors of each row of the A tile
+  // that it reads (2 per k16 row) and its threads that copy them (one vector each, rows 0-15).
+  static constexpr int kGroupWarpsKWanted =
+      kDecodeAGroupBytes / (32 * kSubSteps) > 1 ? kDecodeAGroupBytes / (32 * kSubSteps) : 1;
+  static constexpr int kGroupWarpsK =
+      kGroupWarpsKWanted < kWarpsK ? kGroupWarpsKWanted : kWarpsK;
+  static constexpr int kGroupThreads = 32 * kWarpsN * kGroupWarpsK;
+  static constexpr int kGroupRowVecs = 2 * kSubSteps * kGroupWarpsK;
   static constexpr int kGroupACopiers = 16 * kGroupRowVecs;
-  static_assert(!kWarpPrivate || kGroupACopiers <= 32 * kWarpsN,
-                "a K group's threads copy its rows of A in one trip");
+  static_assert(!kWarpPrivate || (kWarpsK % kGroupWarpsK == 0 && kGroupACopiers <= kGroupThreads),
+                "whole K ranges per K group, whose threads copy its rows of A in one trip");
   /// K16 row of the tile that warp (warp_n, warp_k) multiplies in sub-step `step`.
   static constexpr __host__ __device__ int k_row(int warp_k, int step) {
     return kWarpPrivate ? warp_k * kSubSteps + step : warp_k + kWarpsK * step;
@@ -539,14 +546,15 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
                   n_tile * G::kBVecsPerRow + v;
     }
     const size_t b_tile_step = static_cast<size_t>(kKBlocks) * b_row_vecs;
-    // Warp-private A: thread j = 32 warp_n + lane of K group warp_k copies row
-    // j / kGroupRowVecs, vector kGroupRowVecs warp_k + j % kGroupRowVecs of the A tile (a
+    // Warp-private A: thread j = tid % kGroupThreads of K group g = warp_k / kGroupWarpsK
+    // copies row j / kGroupRowVecs, vector kGroupRowVecs g + j % kGroupRowVecs of the A tile (a
     // contiguous part of each row), if that row is below `rows` (the others are zeroed below).
-    const int wp_j = warp_n * 32 + lane;
+    const int wp_group = warp_k / G::kGroupWarpsK;
+    const int wp_j = tid % G::kGroupThreads;
     const int wp_a_row = wp_j / G::kGroupRowVecs;
     const bool wp_a_copier = G::kWarpPrivate && wp_j < G::kGroupACopiers;
     const bool wp_a_live = wp_a_copier && wp_a_row < rows;
-    const int wp_a_vec = G::kGroupRowVecs * warp_k + wp_j % G::kGroupRowVecs;
+    const int wp_a_vec = G::kGroupRowVecs * wp_group + wp_j % G::kGroupRowVecs;
     const int4* wp_a_src = params.a +
                            static_cast<size_t>(row0 + (wp_a_live ? wp_a_row : 0)) * a_row_vecs +
                            k_begin * G::kAVecsPerRow + wp_a_vec;
@@ -810,10 +818,10 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
           // multiplied before this barrier are free again. In a warp-private pipeline every
           // warp reads only what its own lanes or its K group copied, and refills only what
           // only it or its K group read, so the barrier is the K group's.
-          if constexpr (G::kWarpPrivate && G::kWarpsN == 1) {
+          if constexpr (G::kWarpPrivate && G::kGroupThreads == 32) {
             __syncwarp();
-          } else if constexpr (G::kWarpPrivate) {
-            ptx::named_barrier_sync(1 + warp_k, 32 * G::kWarpsN);
+          } else if constexpr (G::kWarpPrivate && G::kGroupThreads < kThreads) {
+            ptx::named_barrier_sync(1 + wp_group, G::kGroupThreads);
           } else {
             __syncthreads();
           }

@@ -158,6 +158,20 @@ static_assert(kTileConfigs[kWgmmaConfig].tile_n() == kWgmmaTileN &&
 #endif
 inline constexpr bool kDecodeWarpPrivate = MARLIN_DECODE_WARP_PRIVATE != 0;
 
+/// Bytes of each row of A that one K group of a warp-private pipeline copies at least: 0, one K
+/// range per group (its warps' k16 rows: 32 bytes per row in the 64-wide tile, 64 in the
+/// 128- and 256-wide ones); B > 0, as many consecutive K ranges as make B bytes, at most the
+/// tile's. With 128 the K groups' requests for A are the CTA-wide pipeline's: run 262 measured
+/// that form x1.007 in median against 0, x0.90-0.97 on per-channel whole slices and splits of 2
+/// at M = 8 and up to x1.03 slower on the other splits and striped runs (bench/NOTES.md, session
+/// 42). Build with -DMARLIN_DECODE_A_GROUP_BYTES=128 only to measure it.
+#ifndef MARLIN_DECODE_A_GROUP_BYTES
+#define MARLIN_DECODE_A_GROUP_BYTES 0
+#endif
+inline constexpr int kDecodeAGroupBytes = MARLIN_DECODE_A_GROUP_BYTES;
+static_assert(kDecodeAGroupBytes >= 0 && kDecodeAGroupBytes % 32 == 0,
+              "MARLIN_DECODE_A_GROUP_BYTES must be 0 or a multiple of 32");
+
 /// Whether a mma.sync kernel of `m_blocks`, the eight-row kernel of its tile if `eight_rows`,
 /// runs the warp-private pipeline (kDecodeWarpPrivate). The warpgroup kernels never do.
 constexpr bool warp_private_pipeline(int m_blocks, bool eight_rows) {
