@@ -173,7 +173,7 @@ TEST(GemmDecode, WarpPrivateEightRowKernelsOfEveryTileMatchReference) {
   MARLIN_REQUIRE_GPU();
   static_assert(marlin::kNumTileConfigs == 3, "add the new configuration here");
   static_assert(marlin::warp_private_pipeline(1, true) == marlin::kDecodeWarpPrivate &&
-                !marlin::warp_private_pipeline(1, false) &&
+                marlin::warp_private_pipeline(1, false) == (marlin::kDecodeWarpPrivateMode == 2) &&
                 !marlin::warp_private_pipeline(2, true));
   check_eight_row_config<0>();
   check_eight_row_config<1>();

@@ -252,13 +252,14 @@ TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
                      kReservedPerCta) > 100 * 1024);
   static_assert(2 * (marlin::smem_bytes(marlin::kTileConfigs[0], 1, true, false, true) +
                      kReservedPerCta) <= 164 * 1024);
-  // The warp-private eight-row kernel's stage holds every warp's 64 scales (1 KB) instead of the
-  // tile's scale row (256 bytes), and per-channel nothing more.
+  // A 16 x 128 x 128 stage: A (4 KB), B (8 KB) and the scales, in the warp-private eight-row
+  // kernel every warp's 64 (1 KB) instead of the tile's row (256 bytes); per-channel none.
+  constexpr int kDecodeAB = 16 * 128 * 2 + 128 * 128 / 2;
   static_assert(marlin::stage_bytes(marlin::kTileConfigs[0], 1, true, true) ==
-                marlin::stage_bytes(marlin::kTileConfigs[0], 1, true) +
-                    (marlin::kDecodeWarpPrivate ? 1024 - 256 : 0));
-  static_assert(marlin::stage_bytes(marlin::kTileConfigs[0], 1, false, true) ==
-                marlin::stage_bytes(marlin::kTileConfigs[0], 1, false));
+                kDecodeAB + (marlin::kDecodeWarpPrivate ? 1024 : 256));
+  static_assert(marlin::stage_bytes(marlin::kTileConfigs[0], 1, true, false) ==
+                kDecodeAB + (marlin::kDecodeWarpPrivateMode == 2 ? 1024 : 256));
+  static_assert(marlin::stage_bytes(marlin::kTileConfigs[0], 1, false, true) == kDecodeAB);
 }
 
 TEST(TileConfigs, PipelineDepthAndTilesPerBarrier) {

@@ -152,11 +152,15 @@ static_assert(kTileConfigs[kWgmmaConfig].tile_n() == kWgmmaTileN &&
 /// and on the 64-wide tile's split of 2 at M = 8, where every CTA reads the same rows of A at
 /// once. The 16-row form keeps its CTA barrier: warp-private there measured x0.98-1.18 at
 /// M = 16 (run 260). Build with -DMARLIN_DECODE_WARP_PRIVATE=0 only to measure the CTA-wide
-/// pipeline.
+/// pipeline, or =2 to run the warp-private one in the 16-row kernels too (run 260's form).
 #ifndef MARLIN_DECODE_WARP_PRIVATE
 #define MARLIN_DECODE_WARP_PRIVATE 1
 #endif
-inline constexpr bool kDecodeWarpPrivate = MARLIN_DECODE_WARP_PRIVATE != 0;
+inline constexpr int kDecodeWarpPrivateMode = MARLIN_DECODE_WARP_PRIVATE;
+static_assert(kDecodeWarpPrivateMode >= 0 && kDecodeWarpPrivateMode <= 2,
+              "MARLIN_DECODE_WARP_PRIVATE must be 0, 1 or 2");
+/// Whether the eight-row kernels run warp-private pipelines (MARLIN_DECODE_WARP_PRIVATE 1 or 2).
+inline constexpr bool kDecodeWarpPrivate = kDecodeWarpPrivateMode != 0;
 
 /// Bytes of each row of A that one K group of a warp-private pipeline copies at least: 0, one K
 /// range per group (its warps' k16 rows: 32 bytes per row in the 64-wide tile, 64 in the
@@ -173,9 +177,9 @@ static_assert(kDecodeAGroupBytes >= 0 && kDecodeAGroupBytes % 32 == 0,
               "MARLIN_DECODE_A_GROUP_BYTES must be 0 or a multiple of 32");
 
 /// Whether a mma.sync kernel of `m_blocks`, the eight-row kernel of its tile if `eight_rows`,
-/// runs the warp-private pipeline (kDecodeWarpPrivate). The warpgroup kernels never do.
+/// runs the warp-private pipeline (kDecodeWarpPrivateMode). The warpgroup kernels never do.
 constexpr bool warp_private_pipeline(int m_blocks, bool eight_rows) {
-  return kDecodeWarpPrivate && m_blocks == 1 && eight_rows;
+  return m_blocks == 1 && (eight_rows ? kDecodeWarpPrivate : kDecodeWarpPrivateMode == 2);
 }
 
 /// Shared memory in bytes of one pipeline stage of a CTA of `m_blocks` x configuration `c`
