@@ -140,17 +140,26 @@ TEST(GemmConfigs, EveryConfigurationForced) {
 // against the reference, and three calls bitwise the same (a missing barrier would let a
 // warp read a stage before its K group's copies landed, or refill one still being read).
 template <int kConfig>
-void check_eight_row_config() {
+void check_eight_row_config(const marlin::detail::DeviceInfo& dev) {
   using Config = marlin::FixedTile<kConfig>;
   for (int g : {128, -1}) {
     for (int m : {1, 5, 8}) {
       SCOPED_TRACE("config " + std::to_string(kConfig) + " m " + std::to_string(m) + " g " +
                    std::to_string(g));
-      run_and_check<Config>(m, 768, 4096, g);
-      if (testing::Test::HasFatalFailure()) return;
       GemmProblem p;
       ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, 768, 4096, g, 89));
       const marlin::GemmArgs args = p.args();
+      // The call runs the tile's eight-row kernel, with the shared memory of its warp-private
+      // stages (and the cluster exchange buffer where the device has clusters).
+      marlin::detail::Plan plan;
+      ASSERT_EQ(marlin::detail::make_plan<Config>(args, dev, plan), Status::kSuccess);
+      EXPECT_EQ(plan.config, kConfig);
+      EXPECT_TRUE(plan.eight_rows);
+      const marlin::TileConfig tile = marlin::kTileConfigs[kConfig];
+      EXPECT_EQ(plan.smem, marlin::smem_bytes(tile, 1, g != -1, false, true) +
+                               (dev.cluster ? marlin::exchange_bytes(tile, 1) : 0));
+      run_and_check<Config>(m, 768, 4096, g);
+      if (testing::Test::HasFatalFailure()) return;
       DeviceBuffer ws = make_workspace<Config>(args);
       std::vector<uint16_t> first;
       for (int call = 0; call < 3; ++call) {
@@ -172,12 +181,11 @@ void check_eight_row_config() {
 TEST(GemmDecode, WarpPrivateEightRowKernelsOfEveryTileMatchReference) {
   MARLIN_REQUIRE_GPU();
   static_assert(marlin::kNumTileConfigs == 3, "add the new configuration here");
-  static_assert(marlin::warp_private_pipeline(1, true) == marlin::kDecodeWarpPrivate &&
-                marlin::warp_private_pipeline(1, false) == (marlin::kDecodeWarpPrivateMode == 2) &&
-                !marlin::warp_private_pipeline(2, true));
-  check_eight_row_config<0>();
-  check_eight_row_config<1>();
-  check_eight_row_config<2>();
+  marlin::detail::DeviceInfo dev;
+  ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+  check_eight_row_config<0>(dev);
+  check_eight_row_config<1>(dev);
+  check_eight_row_config<2>(dev);
 }
 
 TEST(GemmConfigs, ForcedConfigurationThatCannotTileNIsRefused) {

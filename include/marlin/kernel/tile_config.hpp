@@ -148,9 +148,9 @@ static_assert(kTileConfigs[kWgmmaConfig].tile_n() == kWgmmaTileN &&
 /// copy the rows of A they all read, and each such K group waits for its copies at a warp
 /// barrier or a named barrier of its own instead of a CTA barrier per tile. Measured on the
 /// H200 (bench/NOTES.md, change 89, run 261): x0.978 in median on the bench layers at M = 1-8
-/// (x0.946-1.021), slower by 1-7 % only at M = 2-8 on per-channel whole slices and splits of 2
-/// and on the 64-wide tile's split of 2 at M = 8, where every CTA reads the same rows of A at
-/// once. The 16-row form keeps its CTA barrier: warp-private there measured x0.98-1.18 at
+/// (x0.946-1.021); slower by 1-4 % only per-channel at M = 2-8 on whole slices and splits of 2,
+/// and on the 64-wide tile's split of 2 by 1-7 % (both scale modes, M = 8; group scales also at
+/// M = 1), where every CTA reads the same rows of A at once. The 16-row form keeps its CTA barrier: warp-private there measured x0.98-1.18 at
 /// M = 16 (run 260). Build with -DMARLIN_DECODE_WARP_PRIVATE=0 only to measure the CTA-wide
 /// pipeline, or =2 to run the warp-private one in the 16-row kernels too (run 260's form).
 #ifndef MARLIN_DECODE_WARP_PRIVATE
