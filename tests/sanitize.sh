@@ -5,9 +5,11 @@
 # Shapes: decode (M = 1; 1 57216 2048: striped runs of 27-28 tiles over slices of 16, so that a
 # run spans two or three slices and ends a segment mid-run; 1 18944 2048: one CTA per slice, 148
 # of them on a 132-SM GPU, bench/NOTES.md changes 86-87; 8 57344 2048: one CTA per slice of the
-# 256-wide tile, change 88; 3 8192 2048: the 64-wide tile's split of 2, whose eight-row kernel's
-# K groups are single warps, change 89), one full 16-row tile, the 32-row tile (six
-# stages, one barrier per two tiles: 24 4096 4096, 31 6144 1024), odd M across several 64-row
+# 256-wide tile, change 88; 3 8192 2048: the 64-wide tile's split of 2, per-channel with K groups
+# of 128 bytes of A, with group scales (8 8192 2048) CTA-wide, change 90; 4 28672 4096: whole
+# slices per-channel with K groups of 128 bytes; 12 8192 8192 and 16 6144 4096: the 16-row
+# kernel's warp-private pipeline, striped and split of 4), one full 16-row tile, the 32-row tile
+# (six stages, one barrier per two tiles: 24 4096 4096, 31 6144 1024), odd M across several 64-row
 # groups, large M (600: ten 64-row groups), both scale modes, a layer-sized K = N = 8192 (group
 # 128), small shapes that split one slice over many CTAs, and (sm_90a builds on an sm_90 GPU) the
 # warpgroup kernel where N is a multiple of 256 (shapes as M N K): its 32-row tile (24 16384 2048, 8
@@ -45,6 +47,10 @@ shapes=(
   "1 18944 2048 128"
   "8 57344 2048 128"
   "3 8192 2048 -1"
+  "8 8192 2048 128"
+  "4 28672 4096 -1"
+  "12 8192 8192 128"
+  "16 6144 4096 -1"
   "24 4096 4096 128"
   "31 6144 1024 -1"
   "50 4096 8192 -1"

@@ -59,12 +59,12 @@ __device__ __forceinline__ int tl_smid() {
 namespace marlin::kernel {
 """
 insert("template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped, bool kWgmma,\n"
-       "          bool kEightRows = false>\n"
+       "          bool kEightRows = false, DecodePipeline kPipeline = DecodePipeline::kCtaWide>\n"
        "__global__", before=STAMPS)
 # The mma.sync kernel keeps its stamps in shared memory (TLS) and writes them, with its SM, once
 # at its end: a stamp that waited for the call index's atomic would delay the CTA's start by
 # that atomic's round trip (~0.5 µs when the call is not overlapped with the previous one).
-insert("  using G = Geometry<kMBlocks, kNBlocks, kKBlocks, kGrouped, kWgmma, kEightRows>;\n"
+insert("  using G = Geometry<kMBlocks, kNBlocks, kKBlocks, kGrouped, kWgmma, kPipeline>;\n"
        "  extern __shared__ int4 smem_raw[];\n",
        after="  __shared__ unsigned long long tl_sh[10];\n"
              "  if (threadIdx.x == 0) {\n"

@@ -133,7 +133,7 @@ TEST(GemmConfigs, EveryConfigurationForced) {
   check_forced_config<2>();
 }
 
-// The eight-row kernels' warp-private pipelines (tile_config.hpp warp_private_pipeline, change
+// The eight-row kernels' warp-private pipelines (heuristics.hpp select_decode_pipeline, change
 // 89) synchronize each K group on its own: one warp in the 64-wide tile (a warp barrier), two
 // in the 128-wide one and four in the 256-wide one (named barriers). Each tile forced, at 1, 5
 // and 8 rows (the rows of A past M zeroed by each K group), over 32-64 K tiles per slice:
@@ -155,9 +155,21 @@ void check_eight_row_config(const marlin::detail::DeviceInfo& dev) {
       ASSERT_EQ(marlin::detail::make_plan<Config>(args, dev, plan), Status::kSuccess);
       EXPECT_EQ(plan.config, kConfig);
       EXPECT_TRUE(plan.eight_rows);
+      // On an H200, 3-12 slices of 32-64 K tiles split over clusters of 3 or more, where the
+      // warp-private pipeline is the rule's.
+      EXPECT_EQ(plan.pipeline,
+                marlin::detail::select_decode_pipeline(kConfig, true, g != -1, m, plan.part));
+      if (dev.cluster && dev.sm_count == 132 && marlin::detail::kClusterSplit) {
+        EXPECT_GE(plan.part.split, 3);
+        EXPECT_EQ(plan.pipeline, marlin::kDecodeWarpPrivateMode != 0
+                                     ? marlin::DecodePipeline::kWarpPrivate
+                                     : marlin::DecodePipeline::kCtaWide);
+      }
       const marlin::TileConfig tile = marlin::kTileConfigs[kConfig];
-      EXPECT_EQ(plan.smem, marlin::smem_bytes(tile, 1, g != -1, false, true) +
-                               (dev.cluster ? marlin::exchange_bytes(tile, 1) : 0));
+      EXPECT_EQ(plan.smem,
+                marlin::smem_bytes(tile, 1, g != -1, false,
+                                   plan.pipeline != marlin::DecodePipeline::kCtaWide) +
+                    (dev.cluster ? marlin::exchange_bytes(tile, 1) : 0));
       run_and_check<Config>(m, 768, 4096, g);
       if (testing::Test::HasFatalFailure()) return;
       DeviceBuffer ws = make_workspace<Config>(args);

@@ -380,6 +380,65 @@ TEST(Reliability, ResultsDoNotDependOnTheNumberOfCtasBeyondRounding) {
   }
 }
 
+// The decode kernels' pipelines (select_decode_pipeline picks one by partition, and make_plan's
+// settle_decode_pipeline swaps the kernel): every tile at 1, 5 and 8 rows (the
+// eight-row kernels) and 12 and 16 (the 16-row ones), both scale modes, each partition forced
+// (whole slices, splits of 2 and 3 where the device has clusters, striped runs across slices)
+// and settled: the plan carries the rule's pipeline with its shared memory, and the result
+// agrees with the reference and leaves the counters zero. Covers every compiled decode kernel.
+template <int kConfig>
+void check_decode_pipelines(const marlin::detail::DeviceInfo& dev) {
+  using Config = marlin::FixedTile<kConfig>;
+  const marlin::TileConfig tile = marlin::kTileConfigs[kConfig];
+  for (int g : {128, -1}) {
+    for (int m : {1, 5, 8, 12, 16}) {
+      GemmProblem p;
+      ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, 768, 2048, g, 90));
+      const marlin::GemmArgs args = p.args();
+      SCOPED_TRACE("config " + std::to_string(kConfig) + " " + p.describe());
+      std::vector<float> ref;
+      ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+      marlin::detail::Plan plan;
+      ASSERT_EQ(marlin::detail::make_plan<Config>(args, dev, plan), Status::kSuccess);
+      ASSERT_EQ(plan.m_blocks, 1);
+      ASSERT_EQ(plan.config, kConfig);
+      for (int force = 0; force < 4; ++force) {
+        const bool clusters = dev.cluster && marlin::detail::kClusterSplit;
+        if (force == 0) marlin::detail::set_whole_slices(args, plan);
+        if (force == 1 || force == 2) {
+          if (!clusters) continue;
+          marlin::detail::set_split(args, force + 1, plan);
+        }
+        if (force == 3) marlin::detail::set_partition(args, 2 * plan.part.slices + 1, plan);
+        ASSERT_EQ(marlin::detail::settle_decode_pipeline<Config>(args, dev, plan),
+                  Status::kSuccess);
+        const marlin::DecodePipeline pipeline =
+            marlin::detail::select_decode_pipeline(kConfig, m <= 8, g != -1, m, plan.part);
+        SCOPED_TRACE("partition " + std::to_string(force) + " pipeline " +
+                     std::to_string(static_cast<int>(pipeline)));
+        EXPECT_EQ(plan.eight_rows, m <= 8);
+        EXPECT_EQ(plan.pipeline, pipeline);
+        EXPECT_EQ(plan.smem,
+                  marlin::smem_bytes(tile, 1, g != -1, false,
+                                     pipeline != marlin::DecodePipeline::kCtaWide) +
+                      (dev.cluster ? marlin::exchange_bytes(tile, 1) : 0));
+        std::vector<uint16_t> c;
+        ASSERT_NO_FATAL_FAILURE(run_partition(p, plan, ref, c));
+      }
+    }
+  }
+}
+
+TEST(Reliability, DecodePipelinesOfEveryPartitionAgreeWithTheReference) {
+  MARLIN_REQUIRE_GPU();
+  marlin::detail::DeviceInfo dev;
+  ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+  static_assert(marlin::kNumTileConfigs == 3, "add the new configuration here");
+  ASSERT_NO_FATAL_FAILURE(check_decode_pipelines<0>(dev));
+  ASSERT_NO_FATAL_FAILURE(check_decode_pipelines<1>(dev));
+  ASSERT_NO_FATAL_FAILURE(check_decode_pipelines<2>(dev));
+}
+
 // Striped runs of the decode kernels (m_blocks 1) across slices: a run that starts inside a
 // slice, covers whole slices and ends inside another stores the first slice's partial, writes
 // the whole slices straight to C and ends with the last slice's partial or sum. Every partition

@@ -148,6 +148,111 @@ TEST(Heuristics, EightRowKernelForAtMostEightRowsOfTheSixteenRowTile) {
   EXPECT_FALSE(use_eight_row_kernel(17, select_m_blocks(17)));
 }
 
+// The decode kernels' pipeline by partition (select_decode_pipeline): warp-private where the
+// CTAs read different K ranges of A at once (striped runs, splits of 3 or more; in the 16-row
+// kernels only on short runs of the 128 x 128 tile); where they read the same rows together
+// (whole slices, splits of 2) CTA-wide, or 128-byte K groups where those measured faster. Every
+// form the rule picks, and the planning form, is compiled, and every compiled form is picked by
+// some call.
+TEST(Heuristics, DecodePipelineFollowsThePartition) {
+  using marlin::DecodePipeline;
+  using marlin::detail::decode_pipeline_compiled;
+  using marlin::detail::decode_planning_pipeline;
+  using marlin::detail::decode_run_tiles;
+  using marlin::detail::kDecodeWarpPrivateMaxRun;
+  using marlin::detail::make_partition;
+  using marlin::detail::make_split_partition;
+  using marlin::detail::Partition;
+  using marlin::detail::select_decode_pipeline;
+  constexpr int kNarrow = marlin::detail::kNarrowDecodeConfig;
+  constexpr int kWide = marlin::detail::kWideDecodeConfig;
+  constexpr DecodePipeline kWarp = DecodePipeline::kWarpPrivate;
+  constexpr DecodePipeline kA128 = DecodePipeline::kWarpPrivateA128;
+  constexpr DecodePipeline kCta = DecodePipeline::kCtaWide;
+  const Partition whole = make_partition(32, 200, 1, 200);        // one CTA per slice
+  const Partition short_runs = make_partition(64, 64, 1, 256);    // 16 tiles per CTA
+  const Partition long_runs = make_partition(224, 64, 1, 261);    // 55 tiles per CTA
+  const Partition split2 = make_split_partition(32, 48, 1, 2, 0);
+  const Partition split4 = make_split_partition(32, 48, 1, 4, 0);  // 8 tiles per CTA
+  const Partition long_split = make_split_partition(224, 8, 1, 5, 0);  // 45 tiles per CTA
+  ASSERT_EQ(whole.iters, whole.k_tiles);
+  EXPECT_EQ(decode_run_tiles(short_runs), 16);
+  EXPECT_EQ(decode_run_tiles(long_runs), 55);
+  EXPECT_EQ(decode_run_tiles(split4), 8);
+  EXPECT_EQ(decode_run_tiles(long_split), 45);
+  EXPECT_GT(decode_run_tiles(long_runs), kDecodeWarpPrivateMaxRun);
+  EXPECT_GT(decode_run_tiles(long_split), kDecodeWarpPrivateMaxRun);
+  const std::vector<Partition> apart{short_runs, long_runs, split4, long_split};
+  const std::vector<Partition> together{whole, split2};
+  if (marlin::kDecodeWarpPrivateMode == 1) {
+    for (bool grouped : {false, true}) {
+      // The eight-row kernels: warp-private; where the CTAs read A together, 128-byte K groups
+      // per-channel at M >= 2 on the 128 x 128 tile and at any M on the 64-wide tile, whose
+      // grouped kernel is CTA-wide there.
+      for (int m = 1; m <= 8; ++m) {
+        for (const Partition& p : apart) {
+          EXPECT_EQ(select_decode_pipeline(0, true, grouped, m, p), kWarp);
+          EXPECT_EQ(select_decode_pipeline(kNarrow, true, grouped, m, p), kWarp);
+          EXPECT_EQ(select_decode_pipeline(kWide, true, grouped, m, p), kWarp);
+        }
+        for (const Partition& p : together) {
+          EXPECT_EQ(select_decode_pipeline(0, true, grouped, m, p),
+                    grouped || m == 1 ? kWarp : kA128)
+              << m;
+          EXPECT_EQ(select_decode_pipeline(kNarrow, true, grouped, m, p), grouped ? kCta : kA128);
+          EXPECT_EQ(select_decode_pipeline(kWide, true, grouped, m, p), kWarp);
+        }
+      }
+      // The 16-row kernels: warp-private only on the 128 x 128 tile's striped runs and splits
+      // of 3 or more of at most kDecodeWarpPrivateMaxRun tiles per CTA.
+      for (int m = 9; m <= 16; ++m) {
+        EXPECT_EQ(select_decode_pipeline(0, false, grouped, m, short_runs), kWarp);
+        EXPECT_EQ(select_decode_pipeline(0, false, grouped, m, split4), kWarp);
+        for (const Partition& p : {whole, split2, long_runs, long_split}) {
+          EXPECT_EQ(select_decode_pipeline(0, false, grouped, m, p), kCta);
+        }
+        for (const Partition& p : {whole, short_runs, long_runs, split2, split4, long_split}) {
+          EXPECT_EQ(select_decode_pipeline(kNarrow, false, grouped, m, p), kCta);
+          EXPECT_EQ(select_decode_pipeline(kWide, false, grouped, m, p), kCta);
+        }
+      }
+    }
+  }
+  // Picked forms are compiled, and compiled forms are picked.
+  int compiled = 0;
+  for (int config = 0; config < marlin::kNumTileConfigs; ++config) {
+    for (bool grouped : {false, true}) {
+      for (bool eight_rows : {false, true}) {
+        EXPECT_TRUE(decode_pipeline_compiled(config, grouped, eight_rows,
+                                             decode_planning_pipeline(eight_rows)));
+        std::set<DecodePipeline> picked;
+        for (int m = eight_rows ? 1 : 9; m <= (eight_rows ? 8 : 16); ++m) {
+          for (const Partition& p : {whole, short_runs, long_runs, split2, split4, long_split}) {
+            const DecodePipeline pipeline =
+                select_decode_pipeline(config, eight_rows, grouped, m, p);
+            EXPECT_TRUE(decode_pipeline_compiled(config, grouped, eight_rows, pipeline))
+                << "config " << config << " grouped " << grouped << " m " << m;
+            picked.insert(pipeline);
+          }
+        }
+        for (DecodePipeline pipeline : {kCta, kWarp, kA128}) {
+          if (decode_pipeline_compiled(config, grouped, eight_rows, pipeline)) {
+            ++compiled;
+            EXPECT_EQ(picked.count(pipeline), 1u)
+                << "config " << config << " grouped " << grouped << " eight_rows "
+                << eight_rows << " pipeline " << static_cast<int>(pipeline);
+          }
+        }
+      }
+    }
+  }
+  // Two kernels per (tile, scale mode) in builds of one form; five more with the rule: the
+  // 128 x 128 tile's 16-row kernels warp-private (2) and its per-channel eight-row kernel with
+  // 128-byte K groups (1), the 64-wide tile's eight-row kernels with 128-byte K groups
+  // (per-channel) and CTA-wide (group scales).
+  EXPECT_EQ(compiled, 4 * marlin::kNumTileConfigs + (marlin::kDecodeWarpPrivateMode == 1 ? 5 : 0));
+}
+
 TEST(Heuristics, DecodeWholeSlicesWhereTheIdleCtasWouldStreamFewBytes) {
   using marlin::detail::kDecodeWholeSlices;
   using marlin::detail::use_decode_whole_slices;
@@ -226,16 +331,16 @@ TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
     EXPECT_TRUE(marlin::is_valid(marlin::kTileConfigs[i]));
     for (int m_blocks = 1; m_blocks <= marlin::kMaxMBlocks; ++m_blocks) {
       for (bool grouped : {false, true}) {
-        // the 16-row tile's eight-row kernel too (its warp-private pipeline's scale rows)
-        for (bool eight_rows : {false, m_blocks == 1}) {
+        // the decode kernels' warp-private pipelines too (their scale rows)
+        for (bool warp_private : {false, m_blocks == 1}) {
           const int smem =
-              marlin::smem_bytes(marlin::kTileConfigs[i], m_blocks, grouped, false, eight_rows);
+              marlin::smem_bytes(marlin::kTileConfigs[i], m_blocks, grouped, false, warp_private);
           EXPECT_LE(smem, kSm86OptinBytes) << "config " << i << " m_blocks " << m_blocks;
           // the pipeline and the fp32 reduction tile that reuses it both fit
           EXPECT_GE(smem,
                     marlin::stages_for(marlin::kTileConfigs[i], m_blocks, false, grouped) *
                         marlin::stage_bytes(marlin::kTileConfigs[i], m_blocks, grouped,
-                                            eight_rows));
+                                            warp_private));
           EXPECT_GE(smem, 16 * m_blocks * (marlin::kTileConfigs[i].tile_n() + 8) * 4);
         }
       }
@@ -252,14 +357,15 @@ TEST(TileConfigs, AllFitTheSharedMemoryOfSm80AndSm86) {
                      kReservedPerCta) > 100 * 1024);
   static_assert(2 * (marlin::smem_bytes(marlin::kTileConfigs[0], 1, true, false, true) +
                      kReservedPerCta) <= 164 * 1024);
-  // A 16 x 128 x 128 stage: A (4 KB), B (8 KB) and the scales, in the warp-private eight-row
-  // kernel every warp's 64 (1 KB) instead of the tile's row (256 bytes); per-channel none.
+  // A 16 x 128 x 128 stage: A (4 KB), B (8 KB) and the scales, in a warp-private pipeline
+  // every warp's 64 (1 KB) instead of the tile's row (256 bytes); per-channel none. Only the
+  // decode kernels (m_blocks 1) have warp-private pipelines.
   constexpr int kDecodeAB = 16 * 128 * 2 + 128 * 128 / 2;
-  static_assert(marlin::stage_bytes(marlin::kTileConfigs[0], 1, true, true) ==
-                kDecodeAB + (marlin::kDecodeWarpPrivate ? 1024 : 256));
-  static_assert(marlin::stage_bytes(marlin::kTileConfigs[0], 1, true, false) ==
-                kDecodeAB + (marlin::kDecodeWarpPrivateMode == 2 ? 1024 : 256));
+  static_assert(marlin::stage_bytes(marlin::kTileConfigs[0], 1, true, true) == kDecodeAB + 1024);
+  static_assert(marlin::stage_bytes(marlin::kTileConfigs[0], 1, true, false) == kDecodeAB + 256);
   static_assert(marlin::stage_bytes(marlin::kTileConfigs[0], 1, false, true) == kDecodeAB);
+  static_assert(marlin::stage_bytes(marlin::kTileConfigs[0], 2, true, true) ==
+                marlin::stage_bytes(marlin::kTileConfigs[0], 2, true, false));
 }
 
 TEST(TileConfigs, PipelineDepthAndTilesPerBarrier) {
@@ -317,13 +423,13 @@ TEST(TileConfigs, ClusterExchangeBufferFitsBesideThePipelineOnSm90) {
     const marlin::TileConfig c = marlin::kTileConfigs[i];
     for (int m_blocks = 1; m_blocks <= marlin::kMaxMBlocks; ++m_blocks) {
       for (bool grouped : {false, true}) {
-        for (bool eight_rows : {false, m_blocks == 1}) {
-          const int base = marlin::smem_bytes(c, m_blocks, grouped, false, eight_rows);
-          const int offset = marlin::exchange_offset(c, m_blocks, grouped, eight_rows);
+        for (bool warp_private : {false, m_blocks == 1}) {
+          const int base = marlin::smem_bytes(c, m_blocks, grouped, false, warp_private);
+          const int offset = marlin::exchange_offset(c, m_blocks, grouped, warp_private);
           const int exchange = marlin::exchange_bytes(c, m_blocks);
           // after the pipeline and the reduction tile, inside what the host launches with
           const int depth = marlin::stages_for(c, m_blocks, false, grouped);
-          EXPECT_GE(offset, depth * marlin::stage_bytes(c, m_blocks, grouped, eight_rows));
+          EXPECT_GE(offset, depth * marlin::stage_bytes(c, m_blocks, grouped, warp_private));
           EXPECT_GE(offset, 16 * m_blocks * (c.tile_n() + 8) * 4);
           EXPECT_LE(offset + marlin::kSmemAlign, base);
           EXPECT_EQ(offset % 16, 0);
@@ -337,8 +443,8 @@ TEST(TileConfigs, ClusterExchangeBufferFitsBesideThePipelineOnSm90) {
       }
     }
   }
-  // Decode keeps two CTAs per SM with the buffer (8.25 KB more per CTA), the eight-row kernel's
-  // warp-private pipeline too.
+  // Decode keeps two CTAs per SM with the buffer (8.25 KB more per CTA), with the warp-private
+  // pipeline too.
   static_assert(2 * (marlin::smem_bytes(marlin::kTileConfigs[0], 1, true, false) +
                      marlin::exchange_bytes(marlin::kTileConfigs[0], 1)) <=
                 kSm90SmBytes);

@@ -383,6 +383,84 @@ static_assert(kTileConfigs[kWideDecodeConfig].tile_n() == 256,
 #endif
 inline constexpr bool kDecodeWideWhole = MARLIN_DECODE_WIDE_WHOLE != 0;
 
+/// Most K tiles per CTA (its striped run, or its share of a cluster split) for which the 16-row
+/// decode kernels run the warp-private pipeline (select_decode_pipeline).
+inline constexpr int kDecodeWarpPrivateMaxRun = 32;
+
+/// K tiles per CTA of a partition: a cluster split's share of a slice (rounded up), or a
+/// striped run.
+constexpr int decode_run_tiles(const Partition& part) {
+  return part.split >= 2 ? (part.k_tiles + part.split - 1) / part.split : part.iters;
+}
+
+/// The pipeline (DecodePipeline) of a decode call (mma.sync, m_blocks 1) of configuration
+/// `config` (its tile) on partition `part`, with `eight_rows` (use_eight_row_kernel), `grouped`
+/// scales or per-channel and `m` rows of A. The warp-private pipeline pays where the CTAs of a
+/// call read different K ranges of A at any moment (striped runs, cluster splits of 3 or more)
+/// and costs where every CTA reads the same rows of A at once (whole slices, splits of 2), as
+/// each K group requests its 64 bytes (32 in the 64-wide tile) of each row on its own; there K
+/// groups of 128 bytes (kWarpPrivateA128) take A in as many requests as the CTA-wide pipeline.
+/// Measured on the H200 (bench/NOTES.md, changes 89-90; the bench layers and three off them, M
+/// = 1-16):
+/// - eight-row kernels: kWarpPrivate against kCtaWide x0.946-1.021 (run 261), the splits and
+///   striped runs x0.94-1.00. Where the CTAs read A together, per-channel at M >= 2 on the 128 x
+///   128 tile and on the 64-wide tile, kWarpPrivateA128: against kWarpPrivate x0.94-0.99, and
+///   x0.98-0.99 against kCtaWide (run 268); the 64-wide tile with group scales kCtaWide
+///   (x0.93-0.99 against kWarpPrivate, x0.98-0.99 against kWarpPrivateA128; run 268);
+/// - 16-row kernels (M = 9-16, run 268): kWarpPrivate on the 128 x 128 tile's splits of 3 or more
+///   and striped runs of at most kDecodeWarpPrivateMaxRun tiles per CTA x0.96-0.99 (8-20
+///   tiles; 14336 x 4096 with group scales at M = 16 x1.02), x1.00-1.03 on runs of 55-108 tiles;
+///   x1.00-1.04 on whole slices and splits of 2 (run 264), x1.03-1.13 on the 64-wide tile's
+///   split of 3 at M = 12-16.
+/// With MARLIN_DECODE_WARP_PRIVATE 0 or 2 every call's is kCtaWide or kWarpPrivate.
+constexpr DecodePipeline select_decode_pipeline(int config, bool eight_rows, bool grouped, int m,
+                                                const Partition& part) {
+  if (kDecodeWarpPrivateMode != 1) {
+    return kDecodeWarpPrivateMode == 2 ? DecodePipeline::kWarpPrivate : DecodePipeline::kCtaWide;
+  }
+  const bool read_together = part.split == 2 || (part.split == 0 && part.iters == part.k_tiles);
+  if (eight_rows) {
+    if (!read_together) return DecodePipeline::kWarpPrivate;
+    if (config == kNarrowDecodeConfig) {
+      return grouped ? DecodePipeline::kCtaWide : DecodePipeline::kWarpPrivateA128;
+    }
+    return config == 0 && !grouped && m >= 2 ? DecodePipeline::kWarpPrivateA128
+                                             : DecodePipeline::kWarpPrivate;
+  }
+  return config == 0 && !read_together && decode_run_tiles(part) <= kDecodeWarpPrivateMaxRun
+             ? DecodePipeline::kWarpPrivate  // the 128 x 128 tile
+             : DecodePipeline::kCtaWide;
+}
+
+/// Whether the decode kernel (mma.sync, m_blocks 1) of configuration `config`, scale mode and
+/// kernel (`eight_rows`) with `pipeline` is compiled in this build: exactly the forms
+/// select_decode_pipeline picks for some call.
+constexpr bool decode_pipeline_compiled(int config, bool grouped, bool eight_rows,
+                                        DecodePipeline pipeline) {
+  if (kDecodeWarpPrivateMode != 1) {
+    return pipeline == (kDecodeWarpPrivateMode == 2 ? DecodePipeline::kWarpPrivate
+                                                    : DecodePipeline::kCtaWide);
+  }
+  const bool narrow = config == kNarrowDecodeConfig;
+  switch (pipeline) {
+    case DecodePipeline::kWarpPrivate: return eight_rows || config == 0;
+    case DecodePipeline::kWarpPrivateA128: return eight_rows && !grouped && (narrow || config == 0);
+    case DecodePipeline::kCtaWide: return !eight_rows || (narrow && grouped);
+  }
+  return false;
+}
+
+/// The pipeline make_plan takes a decode kernel with while it chooses the partition (its
+/// shared memory and residency are what the partition is chosen on); where
+/// select_decode_pipeline then picks another, make_plan swaps the kernel if the swap keeps the
+/// partition's residency.
+constexpr DecodePipeline decode_planning_pipeline(bool eight_rows) {
+  if (kDecodeWarpPrivateMode != 1) {
+    return kDecodeWarpPrivateMode == 2 ? DecodePipeline::kWarpPrivate : DecodePipeline::kCtaWide;
+  }
+  return eight_rows ? DecodePipeline::kWarpPrivate : DecodePipeline::kCtaWide;
+}
+
 /// Whether a decode call (the mma.sync kernels' 16-row tiles, `m_blocks` 1) that runs no
 /// cluster split takes one CTA per slice instead of striped runs over all `capacity` resident
 /// CTAs. Its `slices` (tile_n columns by k, `grouped` scales or per-channel) must fit one wave

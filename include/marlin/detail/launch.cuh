@@ -343,10 +343,39 @@ using KernelFn = void (*)(kernel::Params);
 /// The warp-specialized kernel's entry: its parameters carry tensor maps.
 using WsKernelFn = void (*)(kernel::WsParams);
 
-template <int kConfig, int kMBlocks, bool kGrouped, bool kEightRows = false>
+template <int kConfig, int kMBlocks, bool kGrouped, bool kEightRows = false,
+          DecodePipeline kPipeline = DecodePipeline::kCtaWide>
 constexpr KernelFn kernel_for() {
   return &kernel::gemm_kernel<kMBlocks, kTileConfigs[kConfig].n_blocks,
-                              kTileConfigs[kConfig].k_blocks, kGrouped, false, kEightRows>;
+                              kTileConfigs[kConfig].k_blocks, kGrouped, false, kEightRows,
+                              kPipeline>;
+}
+
+/// The decode kernel (m_blocks 1) of configuration kConfig and scale mode, the eight-row one if
+/// kEightRows, with kPipeline, or null where that form is not compiled
+/// (decode_pipeline_compiled).
+template <int kConfig, bool kGrouped, bool kEightRows, DecodePipeline kPipeline>
+constexpr KernelFn decode_kernel_for() {
+  if constexpr (decode_pipeline_compiled(kConfig, kGrouped, kEightRows, kPipeline)) {
+    return kernel_for<kConfig, 1, kGrouped, kEightRows, kPipeline>();
+  } else {
+    return nullptr;
+  }
+}
+
+/// decode_kernel_for with the pipeline as a value.
+template <int kConfig, bool kGrouped, bool kEightRows>
+constexpr KernelFn decode_kernel_for(DecodePipeline pipeline) {
+  switch (pipeline) {
+    case DecodePipeline::kCtaWide:
+      return decode_kernel_for<kConfig, kGrouped, kEightRows, DecodePipeline::kCtaWide>();
+    case DecodePipeline::kWarpPrivate:
+      return decode_kernel_for<kConfig, kGrouped, kEightRows, DecodePipeline::kWarpPrivate>();
+    case DecodePipeline::kWarpPrivateA128:
+      return decode_kernel_for<kConfig, kGrouped, kEightRows,
+                               DecodePipeline::kWarpPrivateA128>();
+  }
+  return nullptr;
 }
 
 /// The warpgroup kernel of `m_blocks` rows (is_wgmma_m_blocks), scale mode and tile width
@@ -427,13 +456,15 @@ WsKernelFn ws_push_kernel_for(int m_blocks, TileConfig tile) {
 }
 
 /// The mma.sync kernel of configuration kConfig, `m_blocks` and scale mode; `eight_rows`
-/// (use_eight_row_kernel, m_blocks 1 only): the 16-row tile's eight-row kernel.
+/// (use_eight_row_kernel) and `pipeline` (select_decode_pipeline), m_blocks 1 only: the 16-row
+/// tile's eight-row kernel, and the decode kernel's pipeline (null where that decode form is
+/// not compiled).
 template <int kConfig, bool kGrouped>
-KernelFn kernel_for(int m_blocks, bool eight_rows) {
+KernelFn kernel_for(int m_blocks, bool eight_rows, DecodePipeline pipeline) {
   switch (m_blocks) {
     case 1:
-      return eight_rows ? kernel_for<kConfig, 1, kGrouped, true>()
-                        : kernel_for<kConfig, 1, kGrouped>();
+      return eight_rows ? decode_kernel_for<kConfig, kGrouped, true>(pipeline)
+                        : decode_kernel_for<kConfig, kGrouped, false>(pipeline);
     case 2: return kernel_for<kConfig, 2, kGrouped>();
     case 3: return kernel_for<kConfig, 3, kGrouped>();
     default: return kernel_for<kConfig, 4, kGrouped>();
@@ -442,17 +473,18 @@ KernelFn kernel_for(int m_blocks, bool eight_rows) {
 static_assert(kMaxMBlocks == 4, "kernel_for(m_blocks) enumerates m_blocks 1..4");
 
 template <int kConfig>
-KernelFn kernel_for(int m_blocks, bool grouped, bool eight_rows) {
-  return grouped ? kernel_for<kConfig, true>(m_blocks, eight_rows)
-                 : kernel_for<kConfig, false>(m_blocks, eight_rows);
+KernelFn kernel_for(int m_blocks, bool grouped, bool eight_rows, DecodePipeline pipeline) {
+  return grouped ? kernel_for<kConfig, true>(m_blocks, eight_rows, pipeline)
+                 : kernel_for<kConfig, false>(m_blocks, eight_rows, pipeline);
 }
 
 template <std::size_t... kIndex>
 KernelFn kernel_for(int config, int m_blocks, bool grouped, bool eight_rows,
-                    std::index_sequence<kIndex...>) {
+                    DecodePipeline pipeline, std::index_sequence<kIndex...>) {
   KernelFn fn = nullptr;
   ((config == static_cast<int>(kIndex)
-        ? (fn = kernel_for<static_cast<int>(kIndex)>(m_blocks, grouped, eight_rows), true)
+        ? (fn = kernel_for<static_cast<int>(kIndex)>(m_blocks, grouped, eight_rows, pipeline),
+           true)
         : false) ||
    ...);
   return fn;
@@ -460,21 +492,22 @@ KernelFn kernel_for(int config, int m_blocks, bool grouped, bool eight_rows,
 
 /// The kernel of (config, m_blocks, scale mode, path), instantiating only what `Config`
 /// allows (the sm_90 warpgroup kernels, `wgmma`, only with AutoTile; `narrow` picks their
-/// 128-column tile; `eight_rows` the mma.sync 16-row tile's eight-row kernel).
+/// 128-column tile; `eight_rows` the mma.sync 16-row tile's eight-row kernel, `pipeline` a
+/// decode kernel's). Null where that decode form is not compiled (decode_pipeline_compiled).
 template <class Config>
 KernelFn select_kernel(int config, int m_blocks, bool grouped, bool wgmma, bool narrow,
-                       bool eight_rows) {
+                       bool eight_rows, DecodePipeline pipeline) {
   if constexpr (std::is_same_v<Config, AutoTile>) {
     if (wgmma) {
       return grouped ? wgmma_kernel_for<true>(m_blocks, narrow)
                      : wgmma_kernel_for<false>(m_blocks, narrow);
     }
-    return kernel_for(config, m_blocks, grouped, eight_rows,
+    return kernel_for(config, m_blocks, grouped, eight_rows, pipeline,
                       std::make_index_sequence<static_cast<std::size_t>(kNumTileConfigs)>{});
   } else {
     (void)wgmma;
     (void)narrow;
-    return kernel_for<Config::kConfig>(m_blocks, grouped, eight_rows);
+    return kernel_for<Config::kConfig>(m_blocks, grouped, eight_rows, pipeline);
   }
 }
 
@@ -485,6 +518,8 @@ struct Plan {
   int m_blocks = 0;
   bool wgmma = false;  ///< the sm_90a warpgroup kernel
   bool eight_rows = false;  ///< the mma.sync 16-row tile's eight-row kernel (use_eight_row_kernel)
+  /// A decode kernel's pipeline (select_decode_pipeline; smem follows it); kCtaWide otherwise.
+  DecodePipeline pipeline = DecodePipeline::kCtaWide;
   int smem = 0;    ///< dynamic shared memory per CTA, bytes
   KernelFn kernel = nullptr;
   /// The warp-specialized variant of `kernel` (ws_threads threads), or null; run_plan
@@ -630,9 +665,10 @@ inline Status encode_ws_tensor_maps(const GemmArgs& args, const Plan& plan,
   return ok ? Status::kSuccess : Status::kErrorCudaError;
 }
 
-/// Plans a valid, non-empty problem (check_args passed, m > 0) on device `dev`.
+/// Plans the kernel and partition of a valid, non-empty problem on device `dev`, decode
+/// kernels with their planning pipeline (decode_planning_pipeline); make_plan then settles it.
 template <class Config>
-Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
+Status plan_partition(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   const bool grouped = args.group_size != -1;
   PlanCache& cache = PlanCache::instance();
   // Takes kernel (config, m_blocks, path): its shared memory and, once per device and kernel
@@ -647,13 +683,16 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     plan.m_blocks = m_blocks;
     plan.wgmma = wgmma;
     plan.eight_rows = !wgmma && use_eight_row_kernel(args.m, m_blocks);
-    plan.smem = smem_bytes(plan.tile, m_blocks, grouped, wgmma, plan.eight_rows);
+    plan.pipeline = !wgmma && m_blocks == 1 ? decode_planning_pipeline(plan.eight_rows)
+                                            : DecodePipeline::kCtaWide;
+    plan.smem = smem_bytes(plan.tile, m_blocks, grouped, wgmma,
+                           plan.pipeline != DecodePipeline::kCtaWide);
     // mma.sync kernels on devices with clusters: room for a cluster split's exchange buffer,
     // whether or not this call splits, so that each kernel has one size on a device.
     if (!wgmma && dev.cluster) plan.smem += exchange_bytes(plan.tile, m_blocks);
     if (plan.smem > dev.smem_optin) return Status::kErrorInsufficientSharedMemory;
     plan.kernel = select_kernel<Config>(config, m_blocks, grouped, wgmma, narrow,
-                                        plan.eight_rows);
+                                        plan.eight_rows, plan.pipeline);
     plan.ws_kernel = nullptr;
     plan.ws_smem = 0;
     plan.ws_push_kernel = nullptr;
@@ -915,6 +954,64 @@ Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
   }
   set_partition(args, capacity, plan);
   return Status::kSuccess;
+}
+
+/// Gives a planned decode call (mma.sync, m_blocks 1) the pipeline that select_decode_pipeline
+/// picks for its partition: where that is not the pipeline it was planned with, that form's
+/// kernel and shared memory, if that kernel keeps the partition's residency (as many CTAs per
+/// SM and, for a cluster split, as many clusters of its size at once); otherwise the plan keeps
+/// its kernel.
+template <class Config>
+Status settle_decode_pipeline(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
+  if (plan.wgmma || plan.m_blocks != 1) return Status::kSuccess;
+  const bool grouped = args.group_size != -1;
+  const DecodePipeline pipeline =
+      select_decode_pipeline(plan.config, plan.eight_rows, grouped, args.m, plan.part);
+  if (pipeline == plan.pipeline) return Status::kSuccess;
+  const KernelFn kernel = select_kernel<Config>(plan.config, 1, grouped, false, false,
+                                                plan.eight_rows, pipeline);
+  if (kernel == nullptr) return Status::kSuccess;  // not compiled: keep the planned form
+  int smem = smem_bytes(plan.tile, 1, grouped, false, pipeline != DecodePipeline::kCtaWide);
+  if (dev.cluster) smem += exchange_bytes(plan.tile, 1);
+  if (smem > dev.smem_optin) return Status::kSuccess;
+  PlanCache& cache = PlanCache::instance();
+  int planned_fit = 0, fit = 0;
+  if (const Status st = cache.ctas_per_sm(dev, plan.kernel, plan.smem, planned_fit);
+      st != Status::kSuccess) {
+    return st;
+  }
+  if (const Status st = cache.ctas_per_sm(dev, kernel, smem, fit); st != Status::kSuccess) {
+    return st;
+  }
+  const auto capped = [](int per_sm) { return per_sm < kMaxCtasPerSm ? per_sm : kMaxCtasPerSm; };
+  if (capped(fit) < capped(planned_fit)) return Status::kSuccess;
+  if (plan.part.split >= 2) {
+    ClusterCapacity planned_cap, cap;
+    if (const Status st = cache.cluster_capacity(dev, plan.kernel, plan.smem, planned_cap);
+        st != Status::kSuccess) {
+      return st;
+    }
+    if (const Status st = cache.cluster_capacity(dev, kernel, smem, cap);
+        st != Status::kSuccess) {
+      return st;
+    }
+    if (cap.clusters[plan.part.split] < planned_cap.clusters[plan.part.split]) {
+      return Status::kSuccess;
+    }
+  }
+  plan.kernel = kernel;
+  plan.smem = smem;
+  plan.pipeline = pipeline;
+  return Status::kSuccess;
+}
+
+/// Plans a valid, non-empty problem (check_args passed, m > 0) on device `dev`.
+template <class Config>
+Status make_plan(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
+  if (const Status st = plan_partition<Config>(args, dev, plan); st != Status::kSuccess) {
+    return st;
+  }
+  return settle_decode_pipeline<Config>(args, dev, plan);
 }
 
 /// Whether run_plan launches `plan`'s warp-specialized kernel: planned (ws_tile, tensor maps

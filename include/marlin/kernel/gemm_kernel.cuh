@@ -8,9 +8,10 @@
 //     addresses are set up once per segment and advanced by a constant per tile, and the loop
 //     is unrolled over the stages so that every shared-memory offset is an immediate; one CTA
 //     barrier per tile, or per two tiles in the mma.sync kernels of m_blocks >= 2
-//     (tiles_per_sync). The eight-row kernels' pipelines are warp-private instead
-//     (warp_private_pipeline): each warp copies its own weights and scales, the warps of one K
-//     range copy their rows of A, and each K range's warps meet at their own barrier per tile;
+//     (tiles_per_sync). Decode kernels may run warp-private pipelines instead (kPipeline,
+//     detail::select_decode_pipeline): each warp copies its own weights and scales, the warps
+//     of one K range copy their rows of A, and each K range's warps meet at their own barrier
+//     per tile;
 //  2. mma.sync path (m_blocks 1..4): each warp owns a 64-column strip and every
 //     (8 / strips)-th k16 row of the tile (in the eight-row kernels a contiguous run of k16
 //     rows, Geometry::k_row): it loads A fragments with ldmatrix.x4 (.x2 of rows
@@ -70,9 +71,9 @@ struct Params {
 };
 
 /// Compile-time geometry of one kernel instance (`kWarpgroup`: the sm_90a wgmma path;
-/// `kEightRowKernel`: the mma.sync 16-row tile's eight-row kernel).
+/// `kPipeline`: a decode kernel's pipeline, m_blocks 1 only).
 template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGroupedScales, bool kWarpgroup,
-          bool kEightRowKernel = false>
+          DecodePipeline kPipeline = DecodePipeline::kCtaWide>
 struct Geometry {
   static constexpr int kTileM = 16 * kMBlocks;
   static constexpr int kTileN = 16 * kNBlocks;
@@ -87,15 +88,16 @@ struct Geometry {
   static constexpr int kWarpsN = kTileN / 64;       // warps across N, one 64-column strip each
   static constexpr int kWarpsK = kWarps / kWarpsN;  // warps splitting K inside the tile
   static constexpr int kSubSteps = kKBlocks / kWarpsK;  // k16 rows per warp per stage
-  // Warp-private pipeline (warp_private_pipeline: the eight-row kernels): each warp copies the
-  // weights and scales it multiplies, the warps of kGroupWarpsK consecutive K ranges (a "K
+  // Warp-private pipeline (a decode kernel's, detail::select_decode_pipeline): each warp copies
+  // the weights and scales it multiplies, the warps of kGroupWarpsK consecutive K ranges (a "K
   // group": warps kWarpsN kGroupWarpsK g .. + kWarpsN kGroupWarpsK - 1 for group g; one K
-  // range, its kWarpsN warps, unless kDecodeAGroupBytes asks for more) the rows of A they
+  // range, its kWarpsN warps, unless decode_a_group_bytes asks for more) the rows of A they
   // read, and each K group synchronizes on its own. The warp of K range warp_k multiplies k16
   // rows warp_k kSubSteps .. + kSubSteps - 1 (otherwise warp_k + kWarpsK step), so that a K
   // group's part of each row of A is contiguous.
-  static constexpr bool kWarpPrivate =
-      !kWarpgroup && warp_private_pipeline(kMBlocks, kEightRowKernel);
+  static constexpr bool kWarpPrivate = kPipeline != DecodePipeline::kCtaWide;
+  static_assert(!kWarpPrivate || (!kWarpgroup && kMBlocks == 1),
+                "only the decode kernels (mma.sync, m_blocks 1) run warp-private pipelines");
   // Shared-memory stage, in 16-byte vectors.
   static constexpr int kAVecsPerRow = kTileK / 8;
   static constexpr int kAStage = kTileM * kAVecsPerRow;  // [kTileM][kTileK / 8], swizzled
@@ -110,7 +112,9 @@ struct Geometry {
   // Warp-private A: K ranges and threads of a K group, the vectors of each row of the A tile
   // that it reads (2 per k16 row) and its threads that copy them (one vector each, rows 0-15).
   static constexpr int kGroupWarpsKWanted =
-      kDecodeAGroupBytes / (32 * kSubSteps) > 1 ? kDecodeAGroupBytes / (32 * kSubSteps) : 1;
+      decode_a_group_bytes(kPipeline) / (32 * kSubSteps) > 1
+          ? decode_a_group_bytes(kPipeline) / (32 * kSubSteps)
+          : 1;
   static constexpr int kGroupWarpsK =
       kGroupWarpsKWanted < kWarpsK ? kGroupWarpsKWanted : kWarpsK;
   static constexpr int kGroupThreads = 32 * kWarpsN * kGroupWarpsK;
@@ -127,7 +131,7 @@ struct Geometry {
   // Bytes of the pipeline or the reduction tile that reuses it, whichever is larger.
   static constexpr int kPipelineBytes =
       pipeline_bytes(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGroupedScales, kWarpgroup,
-                     kEightRowKernel);
+                     kWarpPrivate);
   static_assert(kAVecsPerRow >= 8, "the A swizzle permutes 8 vectors of a row");
   static_assert(kSubSteps >= 1 && kWarpsK * kSubSteps == kKBlocks, "K must split evenly");
   static_assert(kWarpgroup ? is_wgmma_m_blocks(kMBlocks) && kTileK == kWgmmaTileK &&
@@ -146,10 +150,10 @@ struct Geometry {
   static constexpr int kExchangeOffset =
       kWarpgroup ? 0
                  : exchange_offset(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGroupedScales,
-                                   kEightRowKernel);
+                                   kWarpPrivate);
   static_assert(kStage * 16 ==
                     stage_bytes(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGroupedScales,
-                                kEightRowKernel),
+                                kWarpPrivate),
                 "the host's stage size must match the kernel's");
 };
 
@@ -450,20 +454,21 @@ __device__ __forceinline__ void write_tile(const Params& params, const float* sh
 }
 
 /// The GEMM kernel. Launch with kThreads threads,
-/// smem_bytes(tile, kMBlocks, kGrouped, kWgmma, kEightRows) of dynamic shared memory and
+/// smem_bytes(tile, kMBlocks, kGrouped, kWgmma, kPipeline != kCtaWide) of dynamic shared memory and
 /// params.part.grid CTAs. `kWgmma` selects the warpgroup path
 /// (sm_90a): wgmma with the dequantized weights as the register operand and the A tile, read
 /// through a 128-byte-swizzle descriptor, as the shared-memory operand. Loads, pipeline and
 /// epilogue are shared with the mma.sync path. `kEightRows` (mma.sync, kMBlocks 1 only): the
 /// kernel for at most 8 rows of A, which multiplies with the weights as the mma's A operand;
-/// launch it only where every slice has at most 8 rows (params.m <= 8).
+/// launch it only where every slice has at most 8 rows (params.m <= 8). `kPipeline` (mma.sync,
+/// kMBlocks 1 only): the decode kernel's pipeline (detail::select_decode_pipeline).
 template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped, bool kWgmma,
-          bool kEightRows = false>
+          bool kEightRows = false, DecodePipeline kPipeline = DecodePipeline::kCtaWide>
 __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) {
 #if defined(MARLIN_SM80_ENABLED)
   static_assert(!kEightRows || (kMBlocks == 1 && !kWgmma),
                 "the eight-row kernels are the mma.sync path's 16-row tiles");
-  using G = Geometry<kMBlocks, kNBlocks, kKBlocks, kGrouped, kWgmma, kEightRows>;
+  using G = Geometry<kMBlocks, kNBlocks, kKBlocks, kGrouped, kWgmma, kPipeline>;
   extern __shared__ int4 smem_raw[];
   __shared__ int is_last_arrival;
   // A stages start 1024-byte aligned, as wgmma's 128-byte swizzle atoms must (smem_bytes

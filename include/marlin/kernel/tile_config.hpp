@@ -142,55 +142,50 @@ static_assert(kTileConfigs[kWgmmaConfig].tile_n() == kWgmmaTileN &&
               "the warpgroup kernel's tile is configuration kWgmmaConfig");
 }  // namespace detail
 
-/// Whether the eight-row decode kernels (the mma.sync 16-row tile's kernels for at most 8 rows
-/// of A) run warp-private pipelines: each warp copies the weights and the scales it multiplies
-/// into a stage region of its own, the warps that share a K range (one per 64-column strip)
-/// copy the rows of A they all read, and each such K group waits for its copies at a warp
-/// barrier or a named barrier of its own instead of a CTA barrier per tile. Measured on the
-/// H200 (bench/NOTES.md, change 89, run 261): x0.978 in median on the bench layers at M = 1-8
-/// (x0.946-1.021); slower by 1-4 % only per-channel at M = 2-8 on whole slices and splits of 2,
-/// and on the 64-wide tile's split of 2 by 1-7 % (both scale modes, M = 8; group scales also at
-/// M = 1), where every CTA reads the same rows of A at once. The 16-row form keeps its CTA barrier: warp-private there measured x0.98-1.18 at
-/// M = 16 (run 260). Build with -DMARLIN_DECODE_WARP_PRIVATE=0 only to measure the CTA-wide
-/// pipeline, or =2 to run the warp-private one in the 16-row kernels too (run 260's form).
+/// The shared-memory pipeline of a decode kernel (mma.sync, m_blocks 1; kernel::gemm_kernel's
+/// kPipeline). detail::select_decode_pipeline picks one per call, by its partition.
+enum class DecodePipeline : int {
+  /// The CTA's threads copy each stage together and meet at one CTA barrier per tile.
+  kCtaWide = 0,
+  /// Warp-private: each warp copies the weights and the scales it multiplies into a stage
+  /// region of its own, the warps that share a K range (one per 64-column strip: a "K group")
+  /// copy the bytes of each row of A they all read (64 per tile, 32 in the 64-wide tile), and
+  /// each K group waits for its copies at a warp barrier or a named barrier of its own.
+  kWarpPrivate = 1,
+  /// kWarpPrivate with K groups of as many consecutive K ranges as make 128 bytes of each row
+  /// of A (four warps in the 128- and 64-wide tiles, the CTA in the 256-wide one), so that A
+  /// takes as many requests per tile as in kCtaWide.
+  kWarpPrivateA128 = 2,
+};
+
+/// Bytes of each row of A that one K group of a decode kernel's `pipeline` copies at least (0:
+/// one K range's).
+constexpr int decode_a_group_bytes(DecodePipeline pipeline) {
+  return pipeline == DecodePipeline::kWarpPrivateA128 ? 128 : 0;
+}
+
+/// Which pipelines the decode kernels run. 1 (the default): each call's by its partition
+/// (detail::select_decode_pipeline; the forms that rule can pick are compiled,
+/// detail::decode_pipeline_compiled). 0: every decode kernel DecodePipeline::kCtaWide (the code
+/// before bench/NOTES.md change 89); 2: every one kWarpPrivate (run 260's form). Build with 0 or
+/// 2 only to measure them.
 #ifndef MARLIN_DECODE_WARP_PRIVATE
 #define MARLIN_DECODE_WARP_PRIVATE 1
 #endif
 inline constexpr int kDecodeWarpPrivateMode = MARLIN_DECODE_WARP_PRIVATE;
 static_assert(kDecodeWarpPrivateMode >= 0 && kDecodeWarpPrivateMode <= 2,
               "MARLIN_DECODE_WARP_PRIVATE must be 0, 1 or 2");
-/// Whether the eight-row kernels run warp-private pipelines (MARLIN_DECODE_WARP_PRIVATE 1 or 2).
-inline constexpr bool kDecodeWarpPrivate = kDecodeWarpPrivateMode != 0;
-
-/// Bytes of each row of A that one K group of a warp-private pipeline copies at least: 0, one K
-/// range per group (its warps' k16 rows: 32 bytes per row in the 64-wide tile, 64 in the
-/// 128- and 256-wide ones); B > 0, as many consecutive K ranges as make B bytes, at most the
-/// tile's. With 128 the K groups' requests for A are the CTA-wide pipeline's: run 262 measured
-/// that form x1.007 in median against 0, x0.90-0.97 on per-channel whole slices and splits of 2
-/// at M = 8 and up to x1.03 slower on the other splits and striped runs (bench/NOTES.md, session
-/// 42). Build with -DMARLIN_DECODE_A_GROUP_BYTES=128 only to measure it.
-#ifndef MARLIN_DECODE_A_GROUP_BYTES
-#define MARLIN_DECODE_A_GROUP_BYTES 0
-#endif
-inline constexpr int kDecodeAGroupBytes = MARLIN_DECODE_A_GROUP_BYTES;
-static_assert(kDecodeAGroupBytes >= 0 && kDecodeAGroupBytes % 32 == 0,
-              "MARLIN_DECODE_A_GROUP_BYTES must be 0 or a multiple of 32");
-
-/// Whether a mma.sync kernel of `m_blocks`, the eight-row kernel of its tile if `eight_rows`,
-/// runs the warp-private pipeline (kDecodeWarpPrivateMode). The warpgroup kernels never do.
-constexpr bool warp_private_pipeline(int m_blocks, bool eight_rows) {
-  return m_blocks == 1 && (eight_rows ? kDecodeWarpPrivate : kDecodeWarpPrivateMode == 2);
-}
 
 /// Shared memory in bytes of one pipeline stage of a CTA of `m_blocks` x configuration `c`
-/// (`eight_rows`: the tile's eight-row kernel): the A tile, the B tile and, with grouped scales,
-/// one scale row (in a warp-private pipeline, each warp's 64 columns of it).
-constexpr int stage_bytes(TileConfig c, int m_blocks, bool grouped, bool eight_rows = false) {
+/// (`warp_private`: a decode kernel's warp-private pipeline, any DecodePipeline but kCtaWide;
+/// m_blocks 1 only): the A tile, the B tile and, with grouped scales, one scale row (in a
+/// warp-private pipeline, each warp's 64 columns of it).
+constexpr int stage_bytes(TileConfig c, int m_blocks, bool grouped, bool warp_private = false) {
   const int a_stage = 16 * m_blocks * c.tile_k() * 2;  // fp16 A tile
   const int b_stage = c.tile_k() * c.tile_n() / 2;      // 4-bit B tile
-  const int s_stage = !grouped                                     ? 0
-                      : warp_private_pipeline(m_blocks, eight_rows) ? kWarps * 64 * 2
-                                                                    : c.tile_n() * 2;
+  const int s_stage = !grouped                               ? 0
+                      : warp_private && m_blocks == 1 ? kWarps * 64 * 2
+                                                              : c.tile_n() * 2;
   return a_stage + b_stage + s_stage;
 }
 
@@ -235,20 +230,21 @@ constexpr int stages_for(TileConfig c, int m_blocks, bool wgmma, bool grouped) {
 }
 
 /// Bytes of a CTA's pipeline (stages_for stages) or of the fp32 reduction tile that reuses
-/// its memory, whichever is larger; `wgmma` for the warpgroup kernels.
+/// its memory, whichever is larger; `wgmma` for the warpgroup kernels, `warp_private` as in
+/// stage_bytes.
 constexpr int pipeline_bytes(TileConfig c, int m_blocks, bool grouped, bool wgmma,
-                             bool eight_rows = false) {
+                             bool warp_private = false) {
   const int pipe =
-      stages_for(c, m_blocks, wgmma, grouped) * stage_bytes(c, m_blocks, grouped, eight_rows);
+      stages_for(c, m_blocks, wgmma, grouped) * stage_bytes(c, m_blocks, grouped, warp_private);
   const int reduce = 16 * m_blocks * (c.tile_n() + 8) * 4;  // fp32 reduction tile
   return pipe > reduce ? pipe : reduce;
 }
 
 /// Shared memory in bytes that a CTA of `m_blocks` x configuration `c` needs: pipeline_bytes
-/// plus the slack that aligns the pipeline to kSmemAlign.
+/// plus the slack that aligns the pipeline to kSmemAlign (`warp_private` as in stage_bytes).
 constexpr int smem_bytes(TileConfig c, int m_blocks, bool grouped, bool wgmma,
-                         bool eight_rows = false) {
-  return pipeline_bytes(c, m_blocks, grouped, wgmma, eight_rows) + kSmemAlign;
+                         bool warp_private = false) {
+  return pipeline_bytes(c, m_blocks, grouped, wgmma, warp_private) + kSmemAlign;
 }
 
 /// Bytes of the warp-specialized warpgroup kernel's fp16 output tile (kernel::gemm_kernel_ws),
@@ -268,8 +264,9 @@ constexpr int ws_smem_bytes(TileConfig c, int m_blocks, bool grouped) {
 /// Where the cluster-split exchange buffer of a mma.sync CTA starts, in bytes from the aligned
 /// pipeline: after the pipeline and the fp32 reduction tile, so that other ranks may write it
 /// while this CTA still computes.
-constexpr int exchange_offset(TileConfig c, int m_blocks, bool grouped, bool eight_rows = false) {
-  return pipeline_bytes(c, m_blocks, grouped, false, eight_rows);
+constexpr int exchange_offset(TileConfig c, int m_blocks, bool grouped,
+                              bool warp_private = false) {
+  return pipeline_bytes(c, m_blocks, grouped, false, warp_private);
 }
 
 /// Most CTAs of one cluster split (one slice's K over a cluster): the portable cluster size.
