@@ -13,7 +13,7 @@
 //     of one K range copy their rows of A, and each K range's warps meet at their own barrier
 //     per tile;
 //  2. mma.sync path (m_blocks 1..4): each warp owns a 64-column strip and every
-//     (8 / strips)-th k16 row of the tile (in the eight-row kernels a contiguous run of k16
+//     (8 / strips)-th k16 row of the tile (in a warp-private pipeline a contiguous run of k16
 //     rows, Geometry::k_row): it loads A fragments with ldmatrix.x4 (.x2 of rows
 //     0-7 in the per-channel eight-row kernels) from an XOR-swizzled tile, dequantizes its
 //     lane's 16 bytes of B in registers (dequant.cuh) and issues mma.sync m16n8k16 into fp32
@@ -453,15 +453,15 @@ __device__ __forceinline__ void write_tile(const Params& params, const float* sh
   }
 }
 
-/// The GEMM kernel. Launch with kThreads threads,
-/// smem_bytes(tile, kMBlocks, kGrouped, kWgmma, kPipeline != kCtaWide) of dynamic shared memory and
-/// params.part.grid CTAs. `kWgmma` selects the warpgroup path
-/// (sm_90a): wgmma with the dequantized weights as the register operand and the A tile, read
-/// through a 128-byte-swizzle descriptor, as the shared-memory operand. Loads, pipeline and
-/// epilogue are shared with the mma.sync path. `kEightRows` (mma.sync, kMBlocks 1 only): the
-/// kernel for at most 8 rows of A, which multiplies with the weights as the mma's A operand;
-/// launch it only where every slice has at most 8 rows (params.m <= 8). `kPipeline` (mma.sync,
-/// kMBlocks 1 only): the decode kernel's pipeline (detail::select_decode_pipeline).
+/// The GEMM kernel. Launch with kThreads threads, smem_bytes(tile, kMBlocks, kGrouped, kWgmma,
+/// kPipeline != DecodePipeline::kCtaWide) of dynamic shared memory and params.part.grid CTAs.
+/// `kWgmma` selects the warpgroup path (sm_90a): wgmma with the dequantized weights as the
+/// register operand and the A tile, read through a 128-byte-swizzle descriptor, as the
+/// shared-memory operand. Loads, pipeline and epilogue are shared with the mma.sync path.
+/// `kEightRows` (mma.sync, kMBlocks 1 only): the kernel for at most 8 rows of A, which
+/// multiplies with the weights as the mma's A operand; launch it only where every slice has at
+/// most 8 rows (params.m <= 8). `kPipeline` (mma.sync, kMBlocks 1 only): the decode kernel's
+/// pipeline (detail::select_decode_pipeline).
 template <int kMBlocks, int kNBlocks, int kKBlocks, bool kGrouped, bool kWgmma,
           bool kEightRows = false, DecodePipeline kPipeline = DecodePipeline::kCtaWide>
 __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) {

@@ -183,9 +183,8 @@ static_assert(kDecodeWarpPrivateMode >= 0 && kDecodeWarpPrivateMode <= 2,
 constexpr int stage_bytes(TileConfig c, int m_blocks, bool grouped, bool warp_private = false) {
   const int a_stage = 16 * m_blocks * c.tile_k() * 2;  // fp16 A tile
   const int b_stage = c.tile_k() * c.tile_n() / 2;      // 4-bit B tile
-  const int s_stage = !grouped                               ? 0
-                      : warp_private && m_blocks == 1 ? kWarps * 64 * 2
-                                                              : c.tile_n() * 2;
+  const bool strip_per_warp = warp_private && m_blocks == 1;  // each warp's 64 scales
+  const int s_stage = !grouped ? 0 : strip_per_warp ? kWarps * 64 * 2 : c.tile_n() * 2;
   return a_stage + b_stage + s_stage;
 }
 
