@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -385,9 +386,12 @@ TEST(Reliability, ResultsDoNotDependOnTheNumberOfCtasBeyondRounding) {
 // eight-row kernels) and 12 and 16 (the 16-row ones), both scale modes, each partition forced
 // (whole slices, splits of 2 and 3 where the device has clusters, striped runs across slices)
 // and settled: the plan carries the rule's pipeline with its shared memory, and the result
-// agrees with the reference and leaves the counters zero. Covers every compiled decode kernel.
+// agrees with the reference and leaves the counters zero. Every compiled decode kernel
+// (decode_pipeline_compiled) must run: whole slices and striped runs alone reach them all.
+using DecodeForm = std::tuple<int, bool, bool, marlin::DecodePipeline>;  // config, grouped, 8 rows
+
 template <int kConfig>
-void check_decode_pipelines(const marlin::detail::DeviceInfo& dev) {
+void check_decode_pipelines(const marlin::detail::DeviceInfo& dev, std::set<DecodeForm>& ran) {
   using Config = marlin::FixedTile<kConfig>;
   const marlin::TileConfig tile = marlin::kTileConfigs[kConfig];
   for (int g : {128, -1}) {
@@ -424,6 +428,7 @@ void check_decode_pipelines(const marlin::detail::DeviceInfo& dev) {
                       (dev.cluster ? marlin::exchange_bytes(tile, 1) : 0));
         std::vector<uint16_t> c;
         ASSERT_NO_FATAL_FAILURE(run_partition(p, plan, ref, c));
+        ran.insert({kConfig, g != -1, plan.eight_rows, plan.pipeline});
       }
     }
   }
@@ -434,9 +439,26 @@ TEST(Reliability, DecodePipelinesOfEveryPartitionAgreeWithTheReference) {
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
   static_assert(marlin::kNumTileConfigs == 3, "add the new configuration here");
-  ASSERT_NO_FATAL_FAILURE(check_decode_pipelines<0>(dev));
-  ASSERT_NO_FATAL_FAILURE(check_decode_pipelines<1>(dev));
-  ASSERT_NO_FATAL_FAILURE(check_decode_pipelines<2>(dev));
+  std::set<DecodeForm> ran;
+  ASSERT_NO_FATAL_FAILURE(check_decode_pipelines<0>(dev, ran));
+  ASSERT_NO_FATAL_FAILURE(check_decode_pipelines<1>(dev, ran));
+  ASSERT_NO_FATAL_FAILURE(check_decode_pipelines<2>(dev, ran));
+  for (int config = 0; config < marlin::kNumTileConfigs; ++config) {
+    for (bool grouped : {false, true}) {
+      for (bool eight_rows : {false, true}) {
+        for (marlin::DecodePipeline pipeline :
+             {marlin::DecodePipeline::kCtaWide, marlin::DecodePipeline::kWarpPrivate,
+              marlin::DecodePipeline::kWarpPrivateA128}) {
+          if (!marlin::detail::decode_pipeline_compiled(config, grouped, eight_rows, pipeline)) {
+            continue;
+          }
+          EXPECT_EQ(ran.count({config, grouped, eight_rows, pipeline}), 1u)
+              << "config " << config << " grouped " << grouped << " eight_rows " << eight_rows
+              << " pipeline " << static_cast<int>(pipeline) << " never ran";
+        }
+      }
+    }
+  }
 }
 
 // Striped runs of the decode kernels (m_blocks 1) across slices: a run that starts inside a

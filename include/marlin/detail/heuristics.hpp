@@ -383,6 +383,10 @@ static_assert(kTileConfigs[kWideDecodeConfig].tile_n() == 256,
 #endif
 inline constexpr bool kDecodeWideWhole = MARLIN_DECODE_WIDE_WHOLE != 0;
 
+/// Every decode kernel's pipeline in builds of one form (MARLIN_DECODE_WARP_PRIVATE 0 or 2).
+inline constexpr DecodePipeline kDecodeFixedPipeline =
+    kDecodeWarpPrivateMode == 2 ? DecodePipeline::kWarpPrivate : DecodePipeline::kCtaWide;
+
 /// Most K tiles per CTA (its striped run, or its share of a cluster split) for which the 16-row
 /// decode kernels run the warp-private pipeline (select_decode_pipeline).
 inline constexpr int kDecodeWarpPrivateMaxRun = 32;
@@ -400,24 +404,22 @@ constexpr int decode_run_tiles(const Partition& part) {
 /// and costs where every CTA reads the same rows of A at once (whole slices, splits of 2), as
 /// each K group requests its 64 bytes (32 in the 64-wide tile) of each row on its own; there K
 /// groups of 128 bytes (kWarpPrivateA128) take A in as many requests as the CTA-wide pipeline.
-/// Measured on the H200 (bench/NOTES.md, changes 89-90; the bench layers and three off them, M
-/// = 1-16):
+/// Measured on the H200 (bench/NOTES.md, changes 89-90; the bench layers and two off them, M =
+/// 1-16):
 /// - eight-row kernels: kWarpPrivate against kCtaWide x0.946-1.021 (run 261), the splits and
 ///   striped runs x0.94-1.00. Where the CTAs read A together, per-channel at M >= 2 on the 128 x
-///   128 tile and on the 64-wide tile, kWarpPrivateA128: against kWarpPrivate x0.94-0.99, and
-///   x0.98-0.99 against kCtaWide (run 268); the 64-wide tile with group scales kCtaWide
+///   128 tile and on the 64-wide tile, kWarpPrivateA128: against kWarpPrivate x0.89-1.01 (M =
+///   2-8), and x0.98-0.99 against kCtaWide (run 268); the 64-wide tile with group scales kCtaWide
 ///   (x0.93-0.99 against kWarpPrivate, x0.98-0.99 against kWarpPrivateA128; run 268);
 /// - 16-row kernels (M = 9-16, run 268): kWarpPrivate on the 128 x 128 tile's splits of 3 or more
 ///   and striped runs of at most kDecodeWarpPrivateMaxRun tiles per CTA x0.96-0.99 (8-20
-///   tiles; 14336 x 4096 with group scales at M = 16 x1.02), x1.00-1.03 on runs of 55-108 tiles;
+///   tiles; 14336 x 4096 with group scales at M = 16 x1.02), x1.00-1.04 on runs of 55-108 tiles;
 ///   x1.00-1.04 on whole slices and splits of 2 (run 264), x1.03-1.13 on the 64-wide tile's
 ///   split of 3 at M = 12-16.
-/// With MARLIN_DECODE_WARP_PRIVATE 0 or 2 every call's is kCtaWide or kWarpPrivate.
+/// With MARLIN_DECODE_WARP_PRIVATE 0 or 2 every call's is kDecodeFixedPipeline.
 constexpr DecodePipeline select_decode_pipeline(int config, bool eight_rows, bool grouped, int m,
                                                 const Partition& part) {
-  if (kDecodeWarpPrivateMode != 1) {
-    return kDecodeWarpPrivateMode == 2 ? DecodePipeline::kWarpPrivate : DecodePipeline::kCtaWide;
-  }
+  if (kDecodeWarpPrivateMode != 1) return kDecodeFixedPipeline;
   const bool read_together = part.split == 2 || (part.split == 0 && part.iters == part.k_tiles);
   if (eight_rows) {
     if (!read_together) return DecodePipeline::kWarpPrivate;
@@ -437,10 +439,7 @@ constexpr DecodePipeline select_decode_pipeline(int config, bool eight_rows, boo
 /// select_decode_pipeline picks for some call.
 constexpr bool decode_pipeline_compiled(int config, bool grouped, bool eight_rows,
                                         DecodePipeline pipeline) {
-  if (kDecodeWarpPrivateMode != 1) {
-    return pipeline == (kDecodeWarpPrivateMode == 2 ? DecodePipeline::kWarpPrivate
-                                                    : DecodePipeline::kCtaWide);
-  }
+  if (kDecodeWarpPrivateMode != 1) return pipeline == kDecodeFixedPipeline;
   const bool narrow = config == kNarrowDecodeConfig;
   switch (pipeline) {
     case DecodePipeline::kWarpPrivate: return eight_rows || config == 0;
@@ -455,9 +454,7 @@ constexpr bool decode_pipeline_compiled(int config, bool grouped, bool eight_row
 /// select_decode_pipeline then picks another, make_plan swaps the kernel if the swap keeps the
 /// partition's residency.
 constexpr DecodePipeline decode_planning_pipeline(bool eight_rows) {
-  if (kDecodeWarpPrivateMode != 1) {
-    return kDecodeWarpPrivateMode == 2 ? DecodePipeline::kWarpPrivate : DecodePipeline::kCtaWide;
-  }
+  if (kDecodeWarpPrivateMode != 1) return kDecodeFixedPipeline;
   return eight_rows ? DecodePipeline::kWarpPrivate : DecodePipeline::kCtaWide;
 }
 

@@ -665,6 +665,17 @@ inline Status encode_ws_tensor_maps(const GemmArgs& args, const Plan& plan,
   return ok ? Status::kSuccess : Status::kErrorCudaError;
 }
 
+/// Dynamic shared memory of the kernel of (`tile`, `m_blocks`, scale mode, path, decode
+/// `pipeline`) as launched on `dev`: smem_bytes, and for mma.sync kernels on devices with
+/// clusters the room for a cluster split's exchange buffer, whether or not the call splits, so
+/// that each kernel has one size on a device.
+inline int launch_smem_bytes(TileConfig tile, int m_blocks, bool grouped, bool wgmma,
+                             DecodePipeline pipeline, const DeviceInfo& dev) {
+  const int smem =
+      smem_bytes(tile, m_blocks, grouped, wgmma, pipeline != DecodePipeline::kCtaWide);
+  return !wgmma && dev.cluster ? smem + exchange_bytes(tile, m_blocks) : smem;
+}
+
 /// Plans the kernel and partition of a valid, non-empty problem on device `dev`, decode
 /// kernels with their planning pipeline (decode_planning_pipeline); make_plan then settles it.
 template <class Config>
@@ -685,11 +696,7 @@ Status plan_partition(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     plan.eight_rows = !wgmma && use_eight_row_kernel(args.m, m_blocks);
     plan.pipeline = !wgmma && m_blocks == 1 ? decode_planning_pipeline(plan.eight_rows)
                                             : DecodePipeline::kCtaWide;
-    plan.smem = smem_bytes(plan.tile, m_blocks, grouped, wgmma,
-                           plan.pipeline != DecodePipeline::kCtaWide);
-    // mma.sync kernels on devices with clusters: room for a cluster split's exchange buffer,
-    // whether or not this call splits, so that each kernel has one size on a device.
-    if (!wgmma && dev.cluster) plan.smem += exchange_bytes(plan.tile, m_blocks);
+    plan.smem = launch_smem_bytes(plan.tile, m_blocks, grouped, wgmma, plan.pipeline, dev);
     if (plan.smem > dev.smem_optin) return Status::kErrorInsufficientSharedMemory;
     plan.kernel = select_kernel<Config>(config, m_blocks, grouped, wgmma, narrow,
                                         plan.eight_rows, plan.pipeline);
@@ -971,8 +978,7 @@ Status settle_decode_pipeline(const GemmArgs& args, const DeviceInfo& dev, Plan&
   const KernelFn kernel = select_kernel<Config>(plan.config, 1, grouped, false, false,
                                                 plan.eight_rows, pipeline);
   if (kernel == nullptr) return Status::kSuccess;  // not compiled: keep the planned form
-  int smem = smem_bytes(plan.tile, 1, grouped, false, pipeline != DecodePipeline::kCtaWide);
-  if (dev.cluster) smem += exchange_bytes(plan.tile, 1);
+  const int smem = launch_smem_bytes(plan.tile, 1, grouped, false, pipeline, dev);
   if (smem > dev.smem_optin) return Status::kSuccess;
   PlanCache& cache = PlanCache::instance();
   int planned_fit = 0, fit = 0;
