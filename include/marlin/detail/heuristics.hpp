@@ -409,7 +409,8 @@ constexpr int decode_run_tiles(const Partition& part) {
 /// - eight-row kernels: kWarpPrivate against kCtaWide x0.946-1.021 (run 261), the splits and
 ///   striped runs x0.94-1.00. Where the CTAs read A together, per-channel at M >= 2 on the 128 x
 ///   128 tile and on the 64-wide tile, kWarpPrivateA128: against kWarpPrivate x0.89-1.01 (M =
-///   2-8), and x0.98-0.99 against kCtaWide (run 268); the 64-wide tile with group scales kCtaWide
+///   2-8), and x0.98-0.99 against kCtaWide (run 268), but x1.016-1.017 against kWarpPrivate
+///   on the 64-wide tile at M = 1 (run 269); the 64-wide tile with group scales kCtaWide
 ///   (x0.93-0.99 against kWarpPrivate, x0.98-0.99 against kWarpPrivateA128; run 268);
 /// - 16-row kernels (M = 9-16, run 268): kWarpPrivate on the 128 x 128 tile's splits of 3 or more
 ///   and striped runs of at most kDecodeWarpPrivateMaxRun tiles per CTA x0.96-0.99 (8-20
@@ -423,11 +424,10 @@ constexpr DecodePipeline select_decode_pipeline(int config, bool eight_rows, boo
   const bool read_together = part.split == 2 || (part.split == 0 && part.iters == part.k_tiles);
   if (eight_rows) {
     if (!read_together) return DecodePipeline::kWarpPrivate;
-    if (config == kNarrowDecodeConfig) {
-      return grouped ? DecodePipeline::kCtaWide : DecodePipeline::kWarpPrivateA128;
-    }
-    return config == 0 && !grouped && m >= 2 ? DecodePipeline::kWarpPrivateA128
-                                             : DecodePipeline::kWarpPrivate;
+    if (config == kNarrowDecodeConfig && grouped) return DecodePipeline::kCtaWide;
+    return (config == 0 || config == kNarrowDecodeConfig) && !grouped && m >= 2
+               ? DecodePipeline::kWarpPrivateA128
+               : DecodePipeline::kWarpPrivate;
   }
   return config == 0 && !read_together && decode_run_tiles(part) <= kDecodeWarpPrivateMaxRun
              ? DecodePipeline::kWarpPrivate  // the 128 x 128 tile
