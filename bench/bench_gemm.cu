@@ -268,6 +268,9 @@ struct Context {
   // MARLIN_BENCH_ISOLATED=1: time each call alone after reading `flush` (twice the L2) instead
   // of batches of calls back to back (see bench/README.md).
   bool isolated = false;
+  // MARLIN_BENCH_CONSTANT_WEIGHTS=1: marlin's calls promise constant weights
+  // (GemmArgs::constant_weights; see bench/README.md).
+  bool constant_weights = false;
   DeviceBuffer flush, flush_sink;
   int flush_blocks = 0;
 
@@ -389,6 +392,7 @@ void measure_case(Context& ctx, const Case& cs, int repetitions, int iterations,
   args.scales = ctx.workload.scales(0);
   args.c = ctx.c.get();
   args.group_size = cs.group;
+  args.constant_weights = ctx.constant_weights;
   if (const marlin::Status st = marlin::can_implement(args); st != marlin::Status::kSuccess) {
     throw BenchError(std::string("can_implement: ") + marlin::to_string(st));
   }
@@ -762,6 +766,9 @@ int main(int argc, char** argv) {
                                   std::strcmp(zero_ws, "0") != 0;
     const char* isolated = std::getenv("MARLIN_BENCH_ISOLATED");
     ctx.isolated = isolated != nullptr && *isolated != '\0' && std::strcmp(isolated, "0") != 0;
+    const char* constant = std::getenv("MARLIN_BENCH_CONSTANT_WEIGHTS");
+    ctx.constant_weights =
+        constant != nullptr && *constant != '\0' && std::strcmp(constant, "0") != 0;
     if (ctx.isolated) {
       ensure(ctx.flush, 2 * static_cast<std::size_t>(prop.l2CacheSize) + (16u << 20));
       ensure(ctx.flush_sink, sizeof(int));
@@ -795,6 +802,7 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("timing", ctx.isolated
                                               ? "isolated calls, each after an L2 flush"
                                               : "batches of calls back to back");
+    benchmark::AddCustomContext("constant_weights", ctx.constant_weights ? "true" : "false");
 
     benchmark::RunSpecifiedBenchmarks(filter);
     g_context = nullptr;

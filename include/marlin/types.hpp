@@ -25,6 +25,16 @@ struct GemmArgs {
   const void* scales = nullptr;  ///< packed fp16 scales
   void* c = nullptr;           ///< [m, n] fp16 output
   int group_size = -1;         ///< 128, or -1 for one scale per output column
+  /// The caller's promise that `b` and `scales` are not written by any kernel enqueued before
+  /// this call on its stream (or before it in a graph) after that kernel allows its dependents
+  /// to launch (`griddepcontrol.launch_dependents`, cudaTriggerProgrammaticLaunchCompletion).
+  /// On sm_90 a call starts while the kernel before it still runs (programmatic dependent
+  /// launch) and waits for that kernel before it reads anything; with this promise the decode
+  /// kernels (small m) copy their first weight tiles before that wait, which shortens the
+  /// call. True of weights written once before inference, and of every preceding marlin::gemm
+  /// call, which writes only its C and its workspace. A broken promise reads stale weights.
+  /// False (default): weights are read after the preceding kernel has finished, as A is.
+  bool constant_weights = false;
 };
 
 }  // namespace marlin

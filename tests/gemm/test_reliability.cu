@@ -429,6 +429,17 @@ void check_decode_pipelines(const marlin::detail::DeviceInfo& dev, std::set<Deco
         std::vector<uint16_t> c;
         ASSERT_NO_FATAL_FAILURE(run_partition(p, plan, ref, c));
         ran.insert({kConfig, g != -1, plan.eight_rows, plan.pipeline});
+        // The same plan with constant weights (their first tiles copied before the dependency
+        // wait) gives the same bits.
+        marlin::GemmArgs constant = args;
+        constant.constant_weights = true;
+        DeviceBuffer ws = zeroed(plan.workspace_bytes);
+        ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
+        ASSERT_EQ(marlin::detail::run_plan(constant, plan, ws.get(), ws.bytes(), nullptr),
+                  Status::kSuccess);
+        MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+        EXPECT_EQ(c_of(p), c) << "constant_weights changed the result";
+        EXPECT_EQ(marlin_test::nonzero_counters(ws.get(), ws.bytes()), 0u);
       }
     }
   }
@@ -1048,6 +1059,79 @@ TEST(Reliability, CallsKeepStreamOrderWithTheKernelsAroundThem) {
     MARLIN_TEST_CUDA(cudaMemcpy(p2.d_a.get(), p1.d_c.get(), elems * 2, cudaMemcpyDeviceToDevice));
     ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p2, ref));
     MARLIN_EXPECT_CLOSE(p2, c_of(p2), ref);
+  }
+  MARLIN_TEST_CUDA(cudaStreamDestroy(stream));
+}
+
+// GemmArgs::constant_weights is false by default: a call then reads its weights and scales only
+// after the kernel in front of it on the stream has written them, even where that kernel lets
+// the call launch first (programmatic dependent launch). slow_copy_and_fill rewrites the call's
+// B with another problem's and its scales with one constant after ~1 ms; the call must multiply
+// the new ones, and give the bits of a call on the new weights in their own buffers. (With the
+// promise broken, a call may read old weights: the test prints how many elements of C differ
+// then, which shows what the default guards against, but asserts nothing about it.)
+TEST(Reliability, WeightsWrittenByTheKernelInFrontAreReadAfterIt) {
+  MARLIN_REQUIRE_GPU();
+  int clock_khz = 0;
+  MARLIN_TEST_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  cudaStream_t stream;
+  MARLIN_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  // decode with a cluster split or striped runs, the 16-row tile per-channel, the warpgroup
+  for (auto [m, g] : {std::tuple{1, 128}, std::tuple{8, -1}, std::tuple{16, -1},
+                      std::tuple{256, 128}}) {
+    GemmProblem p, q;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, 4096, 4096, g, 92));
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(q, m, 4096, 4096, g, 93));
+    SCOPED_TRACE(p.describe());
+    DeviceBuffer ws = zeroed(marlin::workspace_bytes(p.args()));
+    constexpr uint16_t kScale = 0x3434;  // fp16 0.2627: every new scale
+    DeviceBuffer scales(p.d_s.bytes());
+    ASSERT_TRUE(scales);
+    MARLIN_TEST_CUDA(cudaMemset(scales.get(), 0x34, scales.bytes()));
+    // Expected: p's A times q's codes with the new scales, from their own buffers, with nothing
+    // running before.
+    marlin::GemmArgs expected_args = p.args();
+    expected_args.b = q.d_b.get();
+    expected_args.scales = scales.get();
+    ASSERT_EQ(marlin::gemm<>(expected_args, ws.get(), ws.bytes(), stream), Status::kSuccess);
+    MARLIN_TEST_CUDA(cudaStreamSynchronize(stream));
+    const std::vector<uint16_t> expected = c_of(p);
+    std::vector<float> ref;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+    ASSERT_EQ(marlin::gemm<>(p.args(), ws.get(), ws.bytes(), stream), Status::kSuccess);
+    MARLIN_TEST_CUDA(cudaStreamSynchronize(stream));
+    const std::vector<uint16_t> old_weights = c_of(p);
+    MARLIN_EXPECT_CLOSE(p, old_weights, ref);
+    size_t moved = 0;  // elements of C that the old weights would get wrong
+    for (size_t i = 0; i < expected.size(); ++i) moved += expected[i] != old_weights[i];
+    ASSERT_GT(moved, expected.size() / 2);
+    for (bool constant : {false, true}) {
+      // p's own weights back in place, then the slow rewrite and the call behind it.
+      MARLIN_TEST_CUDA(cudaMemcpyAsync(p.d_b.get(), p.b_packed.data(), p.d_b.bytes(),
+                                       cudaMemcpyHostToDevice, stream));
+      MARLIN_TEST_CUDA(cudaMemcpyAsync(p.d_s.get(), p.s_packed.data(), p.d_s.bytes(),
+                                       cudaMemcpyHostToDevice, stream));
+      ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p, stream));
+      MARLIN_TEST_CUDA(cudaStreamSynchronize(stream));
+      slow_copy_and_fill<<<132, 256, 0, stream>>>(
+          q.d_b.as<uint16_t>(), p.d_b.as<uint16_t>(), p.d_b.bytes() / 2, p.d_s.as<uint16_t>(),
+          p.d_s.bytes() / 2, kScale, static_cast<long long>(clock_khz));
+      MARLIN_TEST_CUDA(cudaGetLastError());
+      marlin::GemmArgs args = p.args();
+      args.constant_weights = constant;
+      ASSERT_EQ(marlin::gemm<>(args, ws.get(), ws.bytes(), stream), Status::kSuccess);
+      MARLIN_TEST_CUDA(cudaStreamSynchronize(stream));
+      const std::vector<uint16_t> c = c_of(p);
+      size_t differ = 0;
+      for (size_t i = 0; i < c.size(); ++i) differ += c[i] != expected[i];
+      if (!constant) {
+        EXPECT_EQ(differ, 0u) << "the call read weights the kernel in front of it had not written";
+      } else {
+        std::cout << "[ promise  ] " << p.describe() << ": with constant_weights broken, " << differ
+                  << " of " << c.size() << " elements of C differ" << std::endl;
+      }
+    }
+    EXPECT_EQ(marlin_test::nonzero_counters(ws.get(), ws.bytes()), 0u);
   }
   MARLIN_TEST_CUDA(cudaStreamDestroy(stream));
 }

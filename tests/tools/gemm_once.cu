@@ -1,6 +1,7 @@
-// gemm_once: runs marlin::gemm<> on one random problem, twice, and checks that both runs give
-// the same bits and a finite result. Small on purpose: it is the program that
-// tests/sanitize.sh runs under compute-sanitizer.
+// gemm_once: runs marlin::gemm<> on one random problem, twice (the second time with
+// GemmArgs::constant_weights, whose decode kernels copy their first weights before the
+// dependency wait), and checks that both runs give the same bits and a finite result. Small on
+// purpose: it is the program that tests/sanitize.sh runs under compute-sanitizer.
 //
 //   gemm_once m n k group_size
 //
@@ -80,6 +81,7 @@ int main(int argc, char** argv) {
 
   std::vector<uint16_t> runs[2];
   for (auto& c : runs) {
+    args.constant_weights = &c == &runs[1];
     CHECK_CUDA(cudaMemset(d_c, 0xFF, size_t(m) * n * 2));  // NaN
     const marlin::Status st = marlin::gemm<>(args, ws, ws_bytes, nullptr);
     if (st != marlin::Status::kSuccess) {

@@ -1060,6 +1060,7 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
   params.n = args.n;
   params.k = args.k;
   params.part = plan.part;
+  params.constant_weights = args.constant_weights;
   params.counters = nullptr;
   params.partials = nullptr;
   if (plan.workspace_bytes > 0) {

@@ -68,6 +68,8 @@ struct Params {
   detail::Partition part;
   int* counters;       ///< [detail::kMaxGrid], zero on entry and on exit (counter_index)
   float* partials;     ///< [2 * part.grid][16 * m_blocks][tile_n]
+  bool constant_weights;  ///< GemmArgs::constant_weights: B and scales may be read before
+                          ///< the dependency wait
 };
 
 /// Compile-time geometry of one kernel instance (`kWarpgroup`: the sm_90a wgmma path;
@@ -570,30 +572,15 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         params.scales + n_tile * (G::kTileN / 8) +
         (G::kWarpPrivate ? warp_n * G::kStripScales + lane : tid);
 
-    // Issues the copies of K tile `kt` (the next in order) into pipeline stage `stage`.
-    auto load_stage = [&](int stage, int kt) {
-      if constexpr (G::kWarpPrivate) {
-        if (wp_a_live) ptx::cp_async_cg_16(sh_a + stage * G::kAStage + wp_a_dst, wp_a_src, true);
-        wp_a_src += G::kAVecsPerRow;
-      } else {
-#pragma unroll
-        for (int it = 0; it < kAIters; ++it) {
-          if (a_live[it]) {
-            const int r = a_row(it);
-            ptx::cp_async_cg_16(
-                sh_a + stage * G::kAStage + r * G::kAVecsPerRow + (a_vec(it) ^ (r % 8)),
-                a_src[it], true);
-          }
-          a_src[it] += G::kAVecsPerRow;
-        }
-      }
+    // Copies the weights and scales of K tile `kt` into pipeline stage `stage` from `b_at` (the
+    // tile's B vectors, one per kBIters).
+    auto copy_weights = [&](int stage, int kt, const int4* const (&b_at)[kBIters]) {
 #pragma unroll
       for (int it = 0; it < kBIters; ++it) {
         const int dst = G::kWarpPrivate
                             ? G::k_row(warp_k, it) * G::kBVecsPerRow + warp_n * 32 + lane
                             : tid + it * kThreads;
-        ptx::cp_async_cg_16(sh_b + stage * G::kBStage + dst, b_src[it], true);
-        b_src[it] += b_tile_step;
+        ptx::cp_async_cg_16(sh_b + stage * G::kBStage + dst, b_at[it], true);
       }
       if constexpr (kGrouped) {
         // Lanes 0 .. kSStage - 1 of warp 0 copy the scale row (warp-private: lanes
@@ -615,6 +602,29 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
           }
         }
       }
+    };
+    // Issues the copies of K tile `kt` (the next in order) into pipeline stage `stage`; its
+    // weights and scales only if `weights` (false where they were copied before the dependency
+    // wait). The B sources advance either way.
+    auto load_stage = [&](int stage, int kt, bool weights = true) {
+      if constexpr (G::kWarpPrivate) {
+        if (wp_a_live) ptx::cp_async_cg_16(sh_a + stage * G::kAStage + wp_a_dst, wp_a_src, true);
+        wp_a_src += G::kAVecsPerRow;
+      } else {
+#pragma unroll
+        for (int it = 0; it < kAIters; ++it) {
+          if (a_live[it]) {
+            const int r = a_row(it);
+            ptx::cp_async_cg_16(
+                sh_a + stage * G::kAStage + r * G::kAVecsPerRow + (a_vec(it) ^ (r % 8)),
+                a_src[it], true);
+          }
+          a_src[it] += G::kAVecsPerRow;
+        }
+      }
+      if (weights) copy_weights(stage, kt, b_src);
+#pragma unroll
+      for (int it = 0; it < kBIters; ++it) b_src[it] += b_tile_step;
     };
 
     // mma.sync: [m16 block][16-column tile][n8 half][mma accumulator] (eight-row kernels:
@@ -770,9 +780,22 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     // (one prefetch per 128-byte line; safe before the wait, see ptx::prefetch_l2) and then
     // waits for the previous grid in the stream (programmatic dependent launch; at once
     // otherwise): nothing before this point reads A, scales or the workspace or writes C.
+    // With constant weights (the caller's promise that no kernel before this one writes them
+    // once it lets its dependents launch) it copies those tiles' weights and scales into their
+    // stages instead, before the wait, and A's part of them after it; the first commit below
+    // puts them into tile 0's group.
+    const bool early_weights = dependency_pending && params.constant_weights;
     if (dependency_pending) {
       static_assert(G::kBVecsPerRow % 8 == 0, "a B row of a tile is whole 128-byte lines");
-      if (tid % 8 == 0) {
+      if (early_weights) {
+#pragma unroll
+        for (int s = 0; s < kAhead; ++s) {
+          const int4* b_at[kBIters];
+#pragma unroll
+          for (int it = 0; it < kBIters; ++it) b_at[it] = b_src[it] + s * b_tile_step;
+          if (s < n_k) copy_weights(s, k_begin + s, b_at);
+        }
+      } else if (tid % 8 == 0) {
 #pragma unroll
         for (int s = 0; s < kAhead; ++s) {
 #pragma unroll
@@ -786,7 +809,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     }
 #pragma unroll
     for (int s = 0; s < kAhead; ++s) {
-      if (s < n_k) load_stage(s, k_begin + s);
+      if (s < n_k) load_stage(s, k_begin + s, !early_weights);
       ptx::cp_async_commit_group();
     }
     // Rows of A past M are zero in every stage for the whole segment; only rows < `rows` are
