@@ -224,7 +224,8 @@ struct CaseResult {
 
 /// The launch a plan describes, for the label: path and CTA tile (`wgmma 128x256`, `mma
 /// 16x128`, `mma 8x128` for the 16-row tile's eight-row kernel; `wgmma-ws` where the
-/// warp-specialized kernel runs), then how the tiles are spread:
+/// warp-specialized kernel runs; a decode kernel's warp-private pipeline adds `wp`, or `wp128`
+/// with 128-byte K groups of A: detail::select_decode_pipeline), then how the tiles are spread:
 /// `whole` (one CTA per slice), `whole runs of R on G` (G CTAs, R whole slices each),
 /// `split S` (a cluster of S CTAs per slice), `whole W then split S` (the warpgroup kernel's
 /// hybrid: W slices one CTA each, the rest split), `runs of R whole then split S on G` (hybrid
@@ -237,6 +238,13 @@ std::string plan_summary(const marlin::detail::Plan& plan) {
   const int rows = plan.eight_rows ? marlin::detail::kEightRowsMaxRows : 16 * plan.m_blocks;
   std::string s = std::string(path) + std::to_string(rows) + "x" +
                   std::to_string(plan.tile.tile_n());
+  if (!plan.wgmma && plan.m_blocks == 1) {
+    switch (plan.pipeline) {
+      case marlin::DecodePipeline::kCtaWide: break;
+      case marlin::DecodePipeline::kWarpPrivate: s += " wp"; break;
+      case marlin::DecodePipeline::kWarpPrivateA128: s += " wp128"; break;
+    }
+  }
   if (p.split > 0 && p.runs > 0) {  // hybrid runs (make_hybrid_runs)
     return s + " runs of " + std::to_string(p.runs) + " whole then split " +
            std::to_string(p.split) + " on " + std::to_string(p.grid);
