@@ -514,6 +514,19 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
   // soon as every CTA of this one has started; it waits for this grid's completion itself.
   ptx::launch_dependents();
   bool dependency_pending = true;  // this CTA has not yet waited for the previous grid
+  // Per-channel scales: the lines of the slices of the CTA's run (of its first kThreads lines)
+  // into L2 now, before the wait (safe there, see ptx::prefetch_l2), so that the conversions
+  // at the slices' ends do not wait for DRAM (bench/NOTES.md, change 92).
+  if constexpr (!kGrouped) {
+    static_assert(G::kTileN * 2 % 128 == 0, "a tile's scales are whole 128-byte lines");
+    constexpr int kLines = G::kTileN * 2 / 128;
+    const int first = run_begin / part.k_tiles;
+    if (run_begin < run_end && tid < ((run_end - 1) / part.k_tiles - first + 1) * kLines) {
+      const int n_tile = (first + tid / kLines) / part.m_groups;
+      ptx::prefetch_l2(reinterpret_cast<const char*>(params.scales) +
+                       (n_tile * G::kTileN * 2 + tid % kLines * 128));
+    }
+  }
   // A cluster split's ranks write into each other's exchange buffers once they know that
   // every CTA of the cluster has started: this arrival, waited for in write_tile.
   if (G::kExchange && part.split > 0) ptx::cluster_arrive_relaxed();
