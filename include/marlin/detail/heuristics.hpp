@@ -409,9 +409,10 @@ constexpr int decode_run_tiles(const Partition& part) {
 /// - eight-row kernels: kWarpPrivate against kCtaWide x0.946-1.021 (run 261), the splits and
 ///   striped runs x0.94-1.00. Where the CTAs read A together, per-channel at M >= 2 on the 128 x
 ///   128 tile and on the 64-wide tile, kWarpPrivateA128: against kWarpPrivate x0.89-1.01 (M =
-///   2-8), and x0.98-0.99 against kCtaWide (run 268), but x1.016-1.017 against kWarpPrivate
-///   on the 64-wide tile at M = 1 (run 269); the 64-wide tile with group scales kCtaWide
-///   (x0.93-0.99 against kWarpPrivate, x0.98-0.99 against kWarpPrivateA128; run 268);
+///   2-8), and x0.98-0.99 against kCtaWide (run 268); at M = 1 on the 64-wide tile
+///   x1.016-1.017 against kWarpPrivate in run 269, x0.999-1.006 in run 270, hence kWarpPrivate
+///   there; the 64-wide tile with group scales kCtaWide (x0.93-0.99 against kWarpPrivate,
+///   x0.98-0.99 against kWarpPrivateA128; run 268);
 /// - 16-row kernels (M = 9-16, run 268): kWarpPrivate on the 128 x 128 tile's splits of 3 or more
 ///   and striped runs of at most kDecodeWarpPrivateMaxRun tiles per CTA x0.96-0.99 (8-20
 ///   tiles; 14336 x 4096 with group scales at M = 16 x1.02), x1.00-1.04 on runs of 55-108 tiles;
