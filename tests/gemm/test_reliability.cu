@@ -1065,11 +1065,12 @@ TEST(Reliability, CallsKeepStreamOrderWithTheKernelsAroundThem) {
 
 // GemmArgs::constant_weights is false by default: a call then reads its weights and scales only
 // after the kernel in front of it on the stream has written them, even where that kernel lets
-// the call launch first (programmatic dependent launch). slow_copy_and_fill rewrites the call's
-// B with another problem's and its scales with one constant after ~1 ms; the call must multiply
-// the new ones, and give the bits of a call on the new weights in their own buffers. (With the
-// promise broken, a call may read old weights: the test prints how many elements of C differ
-// then, which shows what the default guards against, but asserts nothing about it.)
+// the call launch first (programmatic dependent launch). slow_copy_and_fill (one block) rewrites
+// the call's B with another problem's and its scales with one constant after ~1 ms; the call
+// must multiply the new ones, and give the bits of a call on the new weights in their own
+// buffers. (With the promise broken, a call may read old weights: the test prints how many
+// elements of C differ then, which shows that the test sees early reads, but asserts nothing
+// about it.)
 TEST(Reliability, WeightsWrittenByTheKernelInFrontAreReadAfterIt) {
   MARLIN_REQUIRE_GPU();
   int clock_khz = 0;
@@ -1113,7 +1114,8 @@ TEST(Reliability, WeightsWrittenByTheKernelInFrontAreReadAfterIt) {
                                        cudaMemcpyHostToDevice, stream));
       ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p, stream));
       MARLIN_TEST_CUDA(cudaStreamSynchronize(stream));
-      slow_copy_and_fill<<<132, 256, 0, stream>>>(
+      // One block: the call's CTAs find every other SM free and start while it spins.
+      slow_copy_and_fill<<<1, 256, 0, stream>>>(
           q.d_b.as<uint16_t>(), p.d_b.as<uint16_t>(), p.d_b.bytes() / 2, p.d_s.as<uint16_t>(),
           p.d_s.bytes() / 2, kScale, static_cast<long long>(clock_khz));
       MARLIN_TEST_CUDA(cudaGetLastError());

@@ -792,11 +792,11 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     // Before its first copies, a CTA fetches the weights of its first kAhead tiles into L2
     // (one prefetch per 128-byte line; safe before the wait, see ptx::prefetch_l2) and then
     // waits for the previous grid in the stream (programmatic dependent launch; at once
-    // otherwise): nothing before this point reads A, scales or the workspace or writes C.
-    // With constant weights (the caller's promise that no kernel before this one writes them
-    // once it lets its dependents launch) it copies those tiles' weights and scales into their
-    // stages instead, before the wait, and A's part of them after it; the first commit below
-    // puts them into tile 0's group.
+    // otherwise): nothing before this point reads A, scales or the workspace or writes C (the
+    // per-channel scales above are fetched into L2 only). With constant weights (the caller's
+    // promise that no kernel before this one writes them once it lets its dependents launch)
+    // it copies those tiles' weights and scales into their stages instead, before the wait,
+    // and A's part of them after it; the first commit below puts them into tile 0's group.
     const bool early_weights = dependency_pending && params.constant_weights;
     if (dependency_pending) {
       static_assert(G::kBVecsPerRow % 8 == 0, "a B row of a tile is whole 128-byte lines");
