@@ -25,6 +25,8 @@
 // (the bare step from one kernel to the next) and with cuBLAS fp16 (cublasGemmEx, as the
 // benchmark calls it) in the call's place; medians over calls 8-47.
 // All of it runs twice: issued on the stream, and captured as CUDA graphs (one per pass).
+// With MARLIN_TIMELINE_CONSTANT_WEIGHTS=1 in the environment, every call promises
+// GemmArgs::constant_weights (its first weight tiles copied before the dependency wait).
 //   timeline m n k group light
 // is the same with a one-warp kernel that reads nothing in the flush's place: the L2 keeps the
 // call's code, A and its last writes (the weights still rotate over ~600 MB, so they come from
@@ -404,6 +406,11 @@ int main(int argc, char** argv) {
   fill<<<1024, 256>>>((uint32_t*)a, size_t(m) * k / 2, 5, 1);
   // GemmArgs in declaration order: m, n, k, a, b, scales, c, group_size.
   marlin::GemmArgs args{m, n, k, a, bs[0], ss[0], c, g};
+  // MARLIN_TIMELINE_CONSTANT_WEIGHTS=1: the caller's promise of GemmArgs::constant_weights (the
+  // weights' first tiles are copied before the dependency wait), as the benchmark's
+  // MARLIN_BENCH_CONSTANT_WEIGHTS=1.
+  const char* constant = std::getenv("MARLIN_TIMELINE_CONSTANT_WEIGHTS");
+  args.constant_weights = constant != nullptr && std::string(constant) == "1";
   const size_t ws_bytes = marlin::workspace_bytes(args);
   void* ws = nullptr;
   if (ws_bytes) {
@@ -438,8 +445,9 @@ int main(int argc, char** argv) {
   CK(cudaMemcpyFromSymbol(tl, marlin::kernel::g_tl, sizeof(tl)));
   int ctas = 0;
   while (ctas < 512 && tl[1][ctas][0] != 0) ++ctas;
-  std::printf("timeline m=%d n=%d k=%d g=%d: %d CTAs, %d copies, events %.2f us per call\n", m, n,
-              k, g, ctas, copies, 1000.0 * ms / kLaunches);
+  std::printf("timeline m=%d n=%d k=%d g=%d%s: %d CTAs, %d copies, events %.2f us per call\n", m,
+              n, k, g, args.constant_weights ? " constant_weights" : "", ctas, copies,
+              1000.0 * ms / kLaunches);
   // Per launch, relative to its earliest entry stamp: medians and max over CTAs of each stamp.
   // 6 and 7 only in the warp-specialized kernel's cluster splits, 8 and 9 only in its push
   // variant (instrument.py); stamps no CTA recorded are left out.

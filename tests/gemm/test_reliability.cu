@@ -1036,8 +1036,9 @@ TEST(Reliability, CallsKeepStreamOrderWithTheKernelsAroundThem) {
     ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p1, stream));
     MARLIN_TEST_CUDA(cudaStreamSynchronize(stream));
     const uint16_t quarter = marlin::float_to_half(0.25f);
-    // It spins ~1 ms: far longer than the calls take.
-    slow_copy_and_fill<<<132, 256, 0, stream>>>(p1.d_c.as<uint16_t>(), seen.as<uint16_t>(),
+    // It spins ~1 ms: far longer than the calls take. One block, so that every CTA of the
+    // call finds room beside it and starts while it spins.
+    slow_copy_and_fill<<<1, 256, 0, stream>>>(p1.d_c.as<uint16_t>(), seen.as<uint16_t>(),
                                                 elems, p1.d_a.as<uint16_t>(), elems, quarter,
                                                 static_cast<long long>(clock_khz));
     MARLIN_TEST_CUDA(cudaGetLastError());
