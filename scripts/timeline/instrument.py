@@ -78,8 +78,9 @@ insert("      ptx::grid_dependency_wait();\n", after="      TLS(1);\n")
 insert("          auto issue_copies", before="          if (t == 0) TLS(2);\n")
 insert("    __syncthreads();  // the pipeline's shared memory becomes the reduction tile\n",
        after="    TLS(3);\n")
-insert("    write_tile<G>(params, sh_red, sh_exchange, slice, k_begin, k_end, rows, "
-       "is_last_arrival);\n", before="    TLS(4);\n", after="    TLS(5);\n")
+insert("    write_tile<G, kRedTiles>(params, sh_red, sh_exchange, slice, k_begin, k_end, rows,\n"
+       "                             is_last_arrival);\n",
+       before="    TLS(4);\n", after="    TLS(5);\n")
 insert("#else\n  (void)params;\n  MARLIN_UNSUPPORTED_ARCH();\n#endif\n}",
        before="  if (threadIdx.x == 0 && tl_call < 64) {\n"
               "    for (int i = 0; i < 10; ++i) g_tl[tl_call][blockIdx.x][i] = tl_sh[i];\n"

@@ -17,7 +17,9 @@
 //     rows, Geometry::k_row): it loads A fragments with ldmatrix.x4 (.x2 of rows
 //     0-7 in the per-channel eight-row kernels) from an XOR-swizzled tile, dequantizes its
 //     lane's 16 bytes of B in registers (dequant.cuh) and issues mma.sync m16n8k16 into fp32
-//     accumulators; the warps that split K then reduce in shared memory in a fixed order.
+//     accumulators; the warps that split K then reduce in shared memory in a fixed order
+//     (the eight-row kernels and the 64-wide tile's: each K range's tile stored at once and
+//     summed where it is written).
 //     The eight-row kernels (kEightRows: the 16-row tile where A has at most 8 rows,
 //     detail::use_eight_row_kernel) swap the operands: a word's 16 columns x k16 of weights
 //     are the mma's A operand and rows 0-7 of A its B operand, so one mma covers what two
@@ -129,11 +131,19 @@ struct Geometry {
     return kWarpPrivate ? warp_k * kSubSteps + step : warp_k + kWarpsK * step;
   }
   static constexpr int kRedStride = kTileN + 8;  // floats; +8 makes fragment stores conflict-free
+  // Reduction tiles ([kTileM][kRedStride] each, kRedTileFloats apart) that the host leaves room
+  // for (reduction_tiles: one per K range in the decode kernels).
+  static constexpr int kRedTilesRoom =
+      reduction_tiles(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kWarpgroup);
+  static constexpr int kRedTileFloats = kTileM * kRedStride;
+  static_assert(kRedTilesRoom == 1 || kRedTilesRoom == kWarpsK, "one tile, or one per K range");
   static constexpr int kOutVecsPerRow = kTileN / 8;  // 8 outputs (16 bytes of fp16) per vector
-  // Bytes of the pipeline or the reduction tile that reuses it, whichever is larger.
+  // Bytes of the pipeline or the reduction tiles that reuse it, whichever is larger.
   static constexpr int kPipelineBytes =
       pipeline_bytes(TileConfig{kNBlocks, kKBlocks}, kMBlocks, kGroupedScales, kWarpgroup,
                      kWarpPrivate);
+  static_assert(kRedTilesRoom * kRedTileFloats * 4 <= kPipelineBytes,
+                "the reduction tiles fit where the host placed them");
   static_assert(kAVecsPerRow >= 8, "the A swizzle permutes 8 vectors of a row");
   static_assert(kSubSteps >= 1 && kWarpsK * kSubSteps == kKBlocks, "K must split evenly");
   static_assert(kWarpgroup ? is_wgmma_m_blocks(kMBlocks) && kTileK == kWgmmaTileK &&
@@ -287,13 +297,14 @@ __device__ __forceinline__ void keep_live_all(T (&a)[kN]) {
 
 }  // namespace detail_kernel
 
-/// Writes one segment's fp32 tile `sh_red` ([G::kTileM][G::kRedStride], complete in shared
-/// memory, all threads synchronized) for `slice`, K tiles [k_begin, k_end): straight to C when
-/// the segment is the whole slice; otherwise summed over the slice's cluster (cluster split:
-/// through `sh_exchange` where G::kExchange, whose CTAs arrived on the cluster barrier at
-/// their start) or through the workspace (striped runs). Rows past `rows` are not written.
+/// Writes one segment's fp32 tile `sh_red` (the sum of kRedTiles tiles
+/// [G::kTileM][G::kRedStride], complete in shared memory, all threads synchronized) for
+/// `slice`, K tiles [k_begin, k_end): straight to C when the segment is the whole slice;
+/// otherwise summed over the slice's cluster (cluster split: through `sh_exchange` where
+/// G::kExchange, whose CTAs arrived on the cluster barrier at their start) or through the
+/// workspace (striped runs). Rows past `rows` are not written.
 /// Every thread of the CTA calls it; `is_last_arrival` is a shared-memory flag.
-template <class G>
+template <class G, int kRedTiles = 1>
 __device__ __forceinline__ void write_tile(const Params& params, const float* sh_red,
                                            float* sh_exchange, int slice, int k_begin, int k_end,
                                            int rows, int& is_last_arrival) {
@@ -312,10 +323,20 @@ __device__ __forceinline__ void write_tile(const Params& params, const float* sh
   const int out_vecs = rows * kOutVecsPerRow;
   const int col0 = n_tile * kTileN;
   const __half* const channel_scales = reinterpret_cast<const __half*>(params.scales);
+  // Output vector v of row r: the sum of the tiles in the order kRedTiles - 1, ..., 0 (the order
+  // in which the K ranges of a kernel with one tile add into it).
+  static_assert(kRedTiles == 1 || kRedTiles == G::kRedTilesRoom, "one tile, or one per K range");
   auto tile_value = [&](int r, int v, float4& lo, float4& hi) {
-    const float4* src = reinterpret_cast<const float4*>(sh_red + r * kRedStride + 8 * v);
+    const float* const at = sh_red + r * kRedStride + 8 * v;
+    const float4* src = reinterpret_cast<const float4*>(at + (kRedTiles - 1) * G::kRedTileFloats);
     lo = src[0];
     hi = src[1];
+#pragma unroll
+    for (int w = kRedTiles - 2; w >= 0; --w) {
+      src = reinterpret_cast<const float4*>(at + w * G::kRedTileFloats);
+      lo = detail_kernel::add4(lo, src[0]);
+      hi = detail_kernel::add4(hi, src[1]);
+    }
   };
   auto store_c = [&](int r, int v, float4 lo, float4 hi) {
     params.c[static_cast<size_t>(row0 + r) * c_row_vecs + n_tile * kOutVecsPerRow + v] =
@@ -483,7 +504,15 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
   int4* const sh_a = smem;                        // [kDepth][G::kAStage]
   int4* const sh_b = sh_a + kDepth * G::kAStage;  // [kDepth][G::kBStage]
   int4* const sh_s = sh_b + kDepth * G::kBStage;  // [kDepth][G::kSStage]
-  float* const sh_red = reinterpret_cast<float*>(smem);  // [kTileM][kRedStride], after the pipe
+  // [kRedTiles][kTileM][kRedStride], after the pipeline
+  float* const sh_red = reinterpret_cast<float*>(smem);
+  // The K ranges store their tiles at once, each into a tile of its own that write_tile sums,
+  // in the eight-row kernels and in those of eight K ranges (the 64-wide tile): one CTA barrier
+  // instead of one per K range (bench/NOTES.md, change 93). The other kernels' K ranges add
+  // into one tile in turn, which measured faster in the 16-row kernels of the 128-wide tile on
+  // the large layers (run 276).
+  constexpr int kRedTiles =
+      !kWgmma && kMBlocks == 1 && (kEightRows || G::kWarpsK == kWarps) ? G::kWarpsK : 1;
 
   const detail::Partition& part = params.part;
   const int tid = static_cast<int>(threadIdx.x);
@@ -899,11 +928,10 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
       detail_kernel::store_wgmma_acc<G>(acc, sh_red, warp / 4, warp % 4, lane);
       __syncthreads();
     } else {
-      // Reduce the K-splitting warps in a fixed order: warp_k = kWarpsK - 1 stores, the others
-      // add in turn, so the sum is the same on every run.
-#pragma unroll
-      for (int round = G::kWarpsK - 1; round >= 0; --round) {
-        if (warp_k == round && kEightRows) {
+      if constexpr (kRedTiles > 1) {
+        // Every K range stores its tile at once (tile warp_k); write_tile sums them.
+        float* const tile = sh_red + warp_k * G::kRedTileFloats;
+        if constexpr (kEightRows) {
           // acc[0][j][0] (the mma's D, rows = columns of C): columns 16 j + lane / 4 (+ 8 for
           // elements 2-3) of the warp's strip, rows 2 (lane % 4) (+ 1 for odd elements).
 #pragma unroll
@@ -912,34 +940,65 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
             for (int e = 0; e < 4; ++e) {
               const int r = 2 * (lane % 4) + e % 2;
               const int col = warp_n * 64 + 16 * j + lane / 4 + 8 * (e / 2);
-              float* const dst = sh_red + r * G::kRedStride + col;
-              *dst = round != G::kWarpsK - 1 ? *dst + acc[0][j][0][e] : acc[0][j][0][e];
+              tile[r * G::kRedStride + col] = acc[0][j][0][e];
             }
-        } else if (warp_k == round) {
+        } else {
 #pragma unroll
-          for (int mb = 0; mb < kMBlocks; ++mb)
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+              for (int half = 0; half < 2; ++half) {
+                const int r = lane / 4 + 8 * half;
+                const int col = warp_n * 64 + 16 * j + 8 * h + 2 * (lane % 4);
+                *reinterpret_cast<float2*>(tile + r * G::kRedStride + col) =
+                    make_float2(acc[0][j][h][2 * half], acc[0][j][h][2 * half + 1]);
+              }
+        }
+        __syncthreads();
+      } else {
+        // Reduce the K-splitting warps in a fixed order: warp_k = kWarpsK - 1 stores, the
+        // others add in turn, so the sum is the same on every run. (The fragment layouts are
+        // spelled here and above alike; one helper for both moved the 16-row kernels' SASS.)
+#pragma unroll
+        for (int round = G::kWarpsK - 1; round >= 0; --round) {
+          if (warp_k == round && kEightRows) {
 #pragma unroll
             for (int j = 0; j < 4; ++j)
 #pragma unroll
-              for (int h = 0; h < 2; ++h)
+              for (int e = 0; e < 4; ++e) {
+                const int r = 2 * (lane % 4) + e % 2;
+                const int col = warp_n * 64 + 16 * j + lane / 4 + 8 * (e / 2);
+                float* const dst = sh_red + r * G::kRedStride + col;
+                *dst = round != G::kWarpsK - 1 ? *dst + acc[0][j][0][e] : acc[0][j][0][e];
+              }
+          } else if (warp_k == round) {
 #pragma unroll
-                for (int half = 0; half < 2; ++half) {
-                  const int r = mb * 16 + lane / 4 + 8 * half;
-                  const int col = warp_n * 64 + 16 * j + 8 * h + 2 * (lane % 4);
-                  float2* dst = reinterpret_cast<float2*>(sh_red + r * G::kRedStride + col);
-                  float2 v = make_float2(acc[mb][j][h][2 * half], acc[mb][j][h][2 * half + 1]);
-                  if (round != G::kWarpsK - 1) {
-                    const float2 prev = *dst;
-                    v.x += prev.x;
-                    v.y += prev.y;
+            for (int mb = 0; mb < kMBlocks; ++mb)
+#pragma unroll
+              for (int j = 0; j < 4; ++j)
+#pragma unroll
+                for (int h = 0; h < 2; ++h)
+#pragma unroll
+                  for (int half = 0; half < 2; ++half) {
+                    const int r = mb * 16 + lane / 4 + 8 * half;
+                    const int col = warp_n * 64 + 16 * j + 8 * h + 2 * (lane % 4);
+                    float2* dst = reinterpret_cast<float2*>(sh_red + r * G::kRedStride + col);
+                    float2 v = make_float2(acc[mb][j][h][2 * half], acc[mb][j][h][2 * half + 1]);
+                    if (round != G::kWarpsK - 1) {
+                      const float2 prev = *dst;
+                      v.x += prev.x;
+                      v.y += prev.y;
+                    }
+                    *dst = v;
                   }
-                  *dst = v;
-                }
+          }
+          __syncthreads();
         }
-        __syncthreads();
       }
     }
-    write_tile<G>(params, sh_red, sh_exchange, slice, k_begin, k_end, rows, is_last_arrival);
+    write_tile<G, kRedTiles>(params, sh_red, sh_exchange, slice, k_begin, k_end, rows,
+                             is_last_arrival);
     __syncthreads();  // the reduction tile is read before the next segment's loads land
   }
 #else

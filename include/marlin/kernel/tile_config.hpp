@@ -228,14 +228,23 @@ constexpr int stages_for(TileConfig c, int m_blocks, bool wgmma, bool grouped) {
   return paired_fits ? kPairedStages : kStages;
 }
 
-/// Bytes of a CTA's pipeline (stages_for stages) or of the fp32 reduction tile that reuses
-/// its memory, whichever is larger; `wgmma` for the warpgroup kernels, `warp_private` as in
-/// stage_bytes.
+/// fp32 tiles that the reduction region of a CTA of `m_blocks` x configuration `c` has room for:
+/// in the decode kernels (mma.sync, m_blocks 1) one per K range of warps (8 / (tile_n / 64)),
+/// which those whose K ranges store their tiles at once and sum them where the tile is written
+/// use (bench/NOTES.md, change 93); otherwise one, which the K ranges add into in turn (`wgmma`:
+/// the warpgroup kernels, whose warps do not split K).
+constexpr int reduction_tiles(TileConfig c, int m_blocks, bool wgmma) {
+  return !wgmma && m_blocks == 1 ? kWarps / (c.tile_n() / 64) : 1;
+}
+
+/// Bytes of a CTA's pipeline (stages_for stages) or of the fp32 reduction tiles that reuse its
+/// memory (reduction_tiles of 16 m_blocks rows, tile_n + 8 floats apart), whichever is larger;
+/// `wgmma` for the warpgroup kernels, `warp_private` as in stage_bytes.
 constexpr int pipeline_bytes(TileConfig c, int m_blocks, bool grouped, bool wgmma,
                              bool warp_private = false) {
   const int pipe =
       stages_for(c, m_blocks, wgmma, grouped) * stage_bytes(c, m_blocks, grouped, warp_private);
-  const int reduce = 16 * m_blocks * (c.tile_n() + 8) * 4;  // fp32 reduction tile
+  const int reduce = reduction_tiles(c, m_blocks, wgmma) * 16 * m_blocks * (c.tile_n() + 8) * 4;
   return pipe > reduce ? pipe : reduce;
 }
 
