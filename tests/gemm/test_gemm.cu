@@ -567,13 +567,18 @@ TEST(GemmDecode, WholeSlicesWhereFewCtasWouldIdleMatchReference) {
 // where the 128-wide tile runs a split of 6-8 over short slices, on an H200: K x N 3584 x 3584
 // and 4096 x 3840 the 64-wide tile's split of 4 from 8 rows with group scales (per-channel from
 // 9), 4096 x 4096 and 2048 x 4096 its split of 3 from 12 rows; the 128-wide tile below them, on
-// longer slices (6144 x 4096) and where the narrow split is 2 (5120 x 5120).
+// longer slices (6144 x 4096) and where the narrow split is 2 (5120 x 5120). Below those rows
+// (use_narrow_decode_short_split, bench/NOTES.md run 278) N = 3840's split of 4 (ranks of 6-8
+// K tiles against the wide tile's 7 of 4-5) at K = 3072-4096, not N = 4096's 3 or N = 3584's 4
+// against 8.
 TEST(GemmDecode, NarrowTileMidSplitOnShortSlicesMatchesReference) {
   MARLIN_REQUIRE_GPU();
   check_decode_tiles({{{12, 4096, 4096, 128}, 64, 3},
                       {{16, 4096, 2048, -1}, 64, 3},
                       {{8, 3584, 3584, 128}, 64, 4},
                       {{9, 3840, 4096, -1}, 64, 4},
+                      {{1, 3840, 4096, 128}, 64, 4},
+                      {{8, 3840, 3072, -1}, 64, 4},
                       {{8, 4096, 4096, 128}, 128, 6},
                       {{11, 4096, 2048, -1}, 128, 6},
                       {{1, 3584, 3584, 128}, 128, 8},
@@ -587,10 +592,12 @@ TEST(GemmDecode, NarrowTileMidSplitOnShortSlicesMatchesReference) {
 // N = 4096 (32) 6 instead of 7, with group scales up to K = 9216 (change 81) and per-channel
 // up to 6144; beyond (K x N 8192 x 4096 per-channel, 10240 x 4096, 14336 x 4096) the split of 7
 // stays, as do the splits that leave a cluster free anyway (4096 x 3584: 8, 4096 x 4608: 6).
+// (N = 3840 at K = 6144: on slices of at most 36 K tiles it takes the 64-wide tile below 8-9
+// rows, use_narrow_decode_short_split.)
 TEST(GemmDecode, SplitsKeepAClusterFreeOnShortSlicesMatchReference) {
   MARLIN_REQUIRE_GPU();
-  check_decode_tiles({{{1, 3840, 4096, 128}, 128, 7},
-                      {{8, 3840, 3072, -1}, 128, 7},
+  check_decode_tiles({{{1, 3840, 6144, 128}, 128, 7},
+                      {{8, 3840, 6144, -1}, 128, 7},
                       {{4, 3840, 8192, 128}, 128, 7},
                       {{1, 4096, 4096, -1}, 128, 6},
                       {{2, 4096, 6144, -1}, 128, 6},

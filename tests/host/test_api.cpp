@@ -1028,6 +1028,46 @@ TEST(Heuristics, NarrowDecodeTileWhereTheWideOneLeavesSmsIdle) {
   }
 }
 
+TEST(Heuristics, NarrowDecodeShortSplitBelowTheMidRows) {
+  using marlin::detail::narrow_decode_short_candidate;
+  using marlin::detail::select_split;
+  using marlin::detail::use_narrow_decode_short_split;
+  // Short slices (K <= 4608) on a 128-wide split, whatever the rows.
+  static_assert(narrow_decode_short_candidate(3840, 4096, 7));
+  static_assert(narrow_decode_short_candidate(4096, 4608, 6));
+  static_assert(!narrow_decode_short_candidate(3840, 6144, 7));
+  static_assert(!narrow_decode_short_candidate(8192, 2048, 0));
+  static_assert(!narrow_decode_short_candidate(4032, 4096, 8));
+  // H200 splits (bench/NOTES.md run 278): N = 3840's 4 ranks of 8 (K = 4096) or 6 (3072) K
+  // tiles against the wide tile's 7 of at most 5 or 4 take the 64-wide tile; N = 4096's 3
+  // against 6 (K = 2048-4608), N = 3584's 4 against 8 (K = 2048-4096) and 3584 x 3584's 4 of 7
+  // against 8 of 4 do not, nor a narrow split other than 4.
+  static_assert(use_narrow_decode_short_split(32, 7, 4));
+  static_assert(use_narrow_decode_short_split(24, 7, 4));
+  static_assert(use_narrow_decode_short_split(36, 7, 4));
+  static_assert(use_narrow_decode_short_split(16, 7, 4));
+  for (int k_tiles : {16, 24, 32, 36}) {
+    EXPECT_FALSE(use_narrow_decode_short_split(k_tiles, 6, 3)) << k_tiles;
+  }
+  static_assert(!use_narrow_decode_short_split(32, 8, 4));
+  static_assert(!use_narrow_decode_short_split(16, 8, 4));
+  static_assert(!use_narrow_decode_short_split(28, 8, 4));
+  static_assert(!use_narrow_decode_short_split(32, 7, 2));
+  static_assert(!use_narrow_decode_short_split(32, 7, 0));
+  // Only a split of 4: 2048 x 2048's 6 against 8 (ranks of 3 against 2) keeps the wide tile.
+  static_assert(!use_narrow_decode_short_split(16, 8, 6));
+  static_assert(!use_narrow_decode_short_split(32, 0, 4));
+  // No bench layer moves (select_split's splits at two CTAs per SM, the cluster capacity left
+  // out: 4096 x 4096 then plans 8 against 4, on the H200 6 against 3).
+  for (const auto& [k, n, layer] : marlin_bench::kShapes) {
+    const int wide = select_split(n / 128, k / 128, 2, 132, 8);
+    const int narrow = select_split(n / 64, k / 128, 2, 132, 8, true);
+    EXPECT_FALSE(narrow_decode_short_candidate(n, k, wide) &&
+                 use_narrow_decode_short_split(k / 128, wide, narrow))
+        << k << " x " << n;
+  }
+}
+
 TEST(Heuristics, NarrowDecodeMidSplitOnShortSlices) {
   using marlin::detail::narrow_decode_mid_candidate;
   using marlin::detail::select_split;

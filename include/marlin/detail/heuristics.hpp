@@ -325,6 +325,33 @@ constexpr bool use_narrow_decode_mid_split(int m, int narrow_split) {
   return narrow_split == 4 || (narrow_split == 3 && m >= kNarrowDecodeMidSplit3MinRows);
 }
 
+/// Whether a decode call that narrow_decode_mid_candidate leaves out for its rows (fewer than
+/// kNarrowDecodeMidMinRows with group scales, kNarrowDecodeMidChannelMinRows per-channel) still
+/// plans the 64-wide tile, to see whether use_narrow_decode_short_split moves it: short slices
+/// (at most kNarrowDecodeMidMaxKTiles K tiles) on a 128-wide split.
+constexpr bool narrow_decode_short_candidate(int n, int k, int wide_split) {
+  return wide_split >= 2 && n % 128 == 0 && k / 128 <= kNarrowDecodeMidMaxKTiles;
+}
+
+/// Whether a narrow_decode_short_candidate call over `k_tiles` K tiles takes the 64-wide tile's
+/// split of `narrow_split` ranks instead of the 128-wide tile's `wide_split`: a split of 4
+/// whose most loaded rank runs at most 1.6 times the K tiles of the wide tile's (its tiles are
+/// half as wide). Measured on the H200 at M = 1-8 with change 93's reductions (bench/NOTES.md,
+/// runs 278-279): N = 3840 (4 ranks of 2-9 against 7 of 2-6, ratio 1.0-1.6) x0.91-1.00 in both
+/// scale modes at K = 1024-4608; slower at a ratio of 2 (N = 4096: 3 ranks of 8-12 against 6 of
+/// 4-6, x1.00-1.12; N = 3584 at K = 4096: 4 of 8 against 8 of 4, x1.02-1.06 with group
+/// scales, x0.97-0.99 per-channel), but for the shortest slices (N = 3584 at K = 2048, 4 of 4
+/// against 8 of 2: x0.93-0.96) and N = 4096 at K = 2048 (6 against 3: x0.98-1.02), which it
+/// leaves out. Other narrow splits are left out: the narrow tile's larger splits where the wide
+/// one already covers the SMs measured slower before change 93 (2048 x 2048: see
+/// use_narrow_decode_tile).
+constexpr bool use_narrow_decode_short_split(int k_tiles, int wide_split, int narrow_split) {
+  if (narrow_split != 4 || wide_split < 2) return false;
+  const int narrow_most = (k_tiles + narrow_split - 1) / narrow_split;
+  const int wide_most = (k_tiles + wide_split - 1) / wide_split;
+  return 5 * narrow_most <= 8 * wide_most;
+}
+
 /// Most K tiles (of 128) per slice on which decode_spare_clusters keeps a cluster free with
 /// group scales: measured faster to K = 9216 (M = 1-16; K = 5120-8192: N = 3840 x0.85-0.99,
 /// N = 4096 x0.91-0.97, run 213; K = 9216: N = 3840 x0.88-1.00, N = 4096 x0.983-0.989, run

@@ -804,7 +804,8 @@ Status plan_partition(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
       return st;
     }
     // Decode calls: the 64-wide tile where use_narrow_decode_tile or, with splits of 3-4,
-    // use_narrow_decode_mid_split finds it faster, from the cluster split each tile would run.
+    // use_narrow_decode_mid_split (use_narrow_decode_short_split below its rows) finds it
+    // faster, from the cluster split each tile would run.
     if constexpr (std::is_same_v<Config, AutoTile>) {
       if (config == 0 && plan.m_blocks == 1 && kClusterSplit && dev.cluster) {
         int wide_split = 0, narrow_split = 0;
@@ -814,17 +815,24 @@ Status plan_partition(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
         const bool first = narrow_decode_candidate(args.n, args.k, dev.sm_count, wide_split);
         const bool mid =
             !first && narrow_decode_mid_candidate(args.m, args.n, args.k, grouped, wide_split);
-        if (first || mid) {
+        const bool short_slices =
+            !first && !mid && narrow_decode_short_candidate(args.n, args.k, wide_split);
+        if (first || mid || short_slices) {
           if (const Status st = take(kNarrowDecodeConfig, 1, false, false);
               st != Status::kSuccess) {
             return st;
           }
-          if (const Status st = mma_cluster_split(narrow_split, mid); st != Status::kSuccess) {
+          if (const Status st = mma_cluster_split(narrow_split, mid || short_slices);
+              st != Status::kSuccess) {
             return st;
           }
-          if (mid ? use_narrow_decode_mid_split(args.m, narrow_split)
-                  : use_narrow_decode_tile(args.n, args.k, dev.sm_count, wide_split,
-                                           narrow_split)) {
+          const bool narrow =
+              mid            ? use_narrow_decode_mid_split(args.m, narrow_split)
+              : short_slices ? use_narrow_decode_short_split(args.k / 128, wide_split,
+                                                             narrow_split)
+                             : use_narrow_decode_tile(args.n, args.k, dev.sm_count, wide_split,
+                                                      narrow_split);
+          if (narrow) {
             mma_split = narrow_split;
           } else {
             if (const Status st = take(config, 1, false, false); st != Status::kSuccess) {
