@@ -337,14 +337,14 @@ constexpr bool narrow_decode_short_candidate(int n, int k, int wide_split) {
 /// split of `narrow_split` ranks instead of the 128-wide tile's `wide_split`: a split of 4
 /// whose most loaded rank runs at most 1.6 times the K tiles of the wide tile's (its tiles are
 /// half as wide). Measured on the H200 at M = 1-8 with change 93's reductions (bench/NOTES.md,
-/// runs 278-279): N = 3840 (4 ranks of 2-9 against 7 of 2-6, ratio 1.0-1.6) x0.91-1.00 in both
-/// scale modes at K = 1024-4608; slower at a ratio of 2 (N = 4096: 3 ranks of 8-12 against 6 of
-/// 4-6, x1.00-1.12; N = 3584 at K = 4096: 4 of 8 against 8 of 4, x1.02-1.06 with group
-/// scales, x0.97-0.99 per-channel), but for the shortest slices (N = 3584 at K = 2048, 4 of 4
-/// against 8 of 2: x0.93-0.96) and N = 4096 at K = 2048 (6 against 3: x0.98-1.02), which it
-/// leaves out. Other narrow splits are left out: the narrow tile's larger splits where the wide
-/// one already covers the SMs measured slower before change 93 (2048 x 2048: see
-/// use_narrow_decode_tile).
+/// runs 278-279): N = 3840 (4 ranks of 2-9 against 7 of 2-6, ratio 1.0-1.6) x0.92-1.01 in both
+/// scale modes at K = 1024-4608 (x0.954 in median); slower at a ratio of 2 (N = 4096: 3 ranks
+/// of 8-12 against 6 of 4-6, x1.00-1.12; N = 3584 at K = 4096: 4 of 8 against 8 of 4,
+/// x1.02-1.06 with group scales, x0.97-0.99 per-channel), but for the shortest slices
+/// (N = 3584 at K = 2048, 4 of 4 against 8 of 2: x0.93-0.96) and N = 4096 at K = 2048 (6
+/// against 3: x0.98-1.02), which it leaves out. Other narrow splits are left out: the narrow
+/// tile's larger splits where the wide one already covers the SMs measured slower before
+/// change 93 (2048 x 2048: see use_narrow_decode_tile).
 constexpr bool use_narrow_decode_short_split(int k_tiles, int wide_split, int narrow_split) {
   if (narrow_split != 4 || wide_split < 2) return false;
   const int narrow_most = (k_tiles + narrow_split - 1) / narrow_split;

@@ -230,9 +230,9 @@ constexpr int stages_for(TileConfig c, int m_blocks, bool wgmma, bool grouped) {
 
 /// fp32 tiles that the reduction region of a CTA of `m_blocks` x configuration `c` has room for:
 /// in the decode kernels (mma.sync, m_blocks 1) one per K range of warps (8 / (tile_n / 64)),
-/// which those whose K ranges store their tiles at once and sum them where the tile is written
-/// use (bench/NOTES.md, change 93); otherwise one, which the K ranges add into in turn (`wgmma`:
-/// the warpgroup kernels, whose warps do not split K).
+/// for those whose K ranges store their tiles at once and sum them where the tile is written
+/// (gemm_kernel's kRedTiles; bench/NOTES.md, change 93); otherwise one, which the K ranges add
+/// into in turn (`wgmma`: the warpgroup kernels, whose warps do not split K).
 constexpr int reduction_tiles(TileConfig c, int m_blocks, bool wgmma) {
   return !wgmma && m_blocks == 1 ? kWarps / (c.tile_n() / 64) : 1;
 }
