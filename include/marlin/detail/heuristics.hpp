@@ -293,6 +293,14 @@ inline constexpr int kNarrowDecodeMidChannelMinRows = 9;
 /// x1.005-1.08 (run 209). use_narrow_decode_mid_split gives the measurements from 8 rows.
 inline constexpr int kNarrowDecodeMidMinRows = 8;
 
+/// Whether a decode call on an `n` x `k` weight whose 128-wide tile runs a cluster split of
+/// `wide_split` ranks has short slices (at most kNarrowDecodeMidMaxKTiles K tiles) on which the
+/// 64-wide tile's splits are worth planning: narrow_decode_mid_candidate from its rows,
+/// use_narrow_decode_short_split below them.
+constexpr bool narrow_decode_short_candidate(int n, int k, int wide_split) {
+  return wide_split >= 2 && n % 128 == 0 && k / 128 <= kNarrowDecodeMidMaxKTiles;
+}
+
 /// Whether a decode call (M <= 16) of `m` rows on an `n` x `k` weight, whose 128-wide tile runs
 /// a cluster split of `wide_split` ranks and which use_narrow_decode_tile did not move, plans
 /// the 64-wide tile with select_split's splits of 3-4 allowed (`mid_splits`) to see whether
@@ -300,7 +308,7 @@ inline constexpr int kNarrowDecodeMidMinRows = 8;
 /// tiles), from kNarrowDecodeMidMinRows rows with group scales, or per-channel from
 /// kNarrowDecodeMidChannelMinRows.
 constexpr bool narrow_decode_mid_candidate(int m, int n, int k, bool grouped, int wide_split) {
-  return wide_split >= 2 && n % 128 == 0 && k / 128 <= kNarrowDecodeMidMaxKTiles &&
+  return narrow_decode_short_candidate(n, k, wide_split) &&
          m >= (grouped ? kNarrowDecodeMidMinRows : kNarrowDecodeMidChannelMinRows);
 }
 
@@ -323,14 +331,6 @@ inline constexpr int kNarrowDecodeMidSplit3MinRows = 12;
 /// not take.
 constexpr bool use_narrow_decode_mid_split(int m, int narrow_split) {
   return narrow_split == 4 || (narrow_split == 3 && m >= kNarrowDecodeMidSplit3MinRows);
-}
-
-/// Whether a decode call that narrow_decode_mid_candidate leaves out for its rows (fewer than
-/// kNarrowDecodeMidMinRows with group scales, kNarrowDecodeMidChannelMinRows per-channel) still
-/// plans the 64-wide tile, to see whether use_narrow_decode_short_split moves it: short slices
-/// (at most kNarrowDecodeMidMaxKTiles K tiles) on a 128-wide split.
-constexpr bool narrow_decode_short_candidate(int n, int k, int wide_split) {
-  return wide_split >= 2 && n % 128 == 0 && k / 128 <= kNarrowDecodeMidMaxKTiles;
 }
 
 /// Whether a narrow_decode_short_candidate call over `k_tiles` K tiles takes the 64-wide tile's

@@ -928,20 +928,21 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
       detail_kernel::store_wgmma_acc<G>(acc, sh_red, warp / 4, warp % 4, lane);
       __syncthreads();
     } else {
+      // Eight-row kernels: the offset in a reduction tile of acc[0][j][0][e] (the mma's D,
+      // rows = columns of C): column 16 j + lane / 4 (+ 8 for elements 2-3) of the warp's
+      // strip, row 2 (lane % 4) (+ 1 for odd elements).
+      [[maybe_unused]] auto eight_row_at = [&](int j, int e) {
+        return (2 * (lane % 4) + e % 2) * G::kRedStride + warp_n * 64 + 16 * j + lane / 4 +
+               8 * (e / 2);
+      };
       if constexpr (kRedTiles > 1) {
         // Every K range stores its tile at once (tile warp_k); write_tile sums them.
         float* const tile = sh_red + warp_k * G::kRedTileFloats;
         if constexpr (kEightRows) {
-          // acc[0][j][0] (the mma's D, rows = columns of C): columns 16 j + lane / 4 (+ 8 for
-          // elements 2-3) of the warp's strip, rows 2 (lane % 4) (+ 1 for odd elements).
 #pragma unroll
           for (int j = 0; j < 4; ++j)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int r = 2 * (lane % 4) + e % 2;
-              const int col = warp_n * 64 + 16 * j + lane / 4 + 8 * (e / 2);
-              tile[r * G::kRedStride + col] = acc[0][j][0][e];
-            }
+            for (int e = 0; e < 4; ++e) tile[eight_row_at(j, e)] = acc[0][j][0][e];
         } else {
 #pragma unroll
           for (int j = 0; j < 4; ++j)
@@ -958,8 +959,9 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         __syncthreads();
       } else {
         // Reduce the K-splitting warps in a fixed order: warp_k = kWarpsK - 1 stores, the
-        // others add in turn, so the sum is the same on every run. (The fragment layouts are
-        // spelled here and above alike; one helper for both moved the 16-row kernels' SASS.)
+        // others add in turn, so the sum is the same on every run. (The 16-row fragment layout
+        // is spelled here and above alike: one store helper for both moved the 16-row kernels'
+        // SASS, bench/NOTES.md change 93.)
 #pragma unroll
         for (int round = G::kWarpsK - 1; round >= 0; --round) {
           if (warp_k == round && kEightRows) {
@@ -967,9 +969,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
             for (int j = 0; j < 4; ++j)
 #pragma unroll
               for (int e = 0; e < 4; ++e) {
-                const int r = 2 * (lane % 4) + e % 2;
-                const int col = warp_n * 64 + 16 * j + lane / 4 + 8 * (e / 2);
-                float* const dst = sh_red + r * G::kRedStride + col;
+                float* const dst = sh_red + eight_row_at(j, e);
                 *dst = round != G::kWarpsK - 1 ? *dst + acc[0][j][0][e] : acc[0][j][0][e];
               }
           } else if (warp_k == round) {
