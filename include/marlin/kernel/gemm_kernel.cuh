@@ -614,9 +614,16 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         params.scales + n_tile * (G::kTileN / 8) +
         (G::kWarpPrivate ? warp_n * G::kStripScales + lane : tid);
 
+    // Grouped scales: the decode kernels' K tiles are one group deep, and their scale row
+    // follows a pointer advanced by a row per tile (s_run: the row of the next tile that
+    // load_stage loads), which takes 3-8 instructions per tile off their loops (bench/NOTES.md,
+    // change 95); the other kernels compute the row from the tile.
+    constexpr bool kScaleRun = kGrouped && kMBlocks == 1 && !kWgmma && G::kTileK == kGroupSize;
+    const int4* s_run = s_src + (k_begin * G::kTileK / kGroupSize) * s_row_vecs;
     // Copies the weights and scales of K tile `kt` into pipeline stage `stage` from `b_at` (the
-    // tile's B vectors, one per kBIters).
-    auto copy_weights = [&](int stage, int kt, const int4* const (&b_at)[kBIters]) {
+    // tile's B vectors, one per kBIters); `ahead`: tiles between kt and the next that
+    // load_stage loads (s_run's).
+    auto copy_weights = [&](int stage, int kt, const int4* const (&b_at)[kBIters], int ahead) {
 #pragma unroll
       for (int it = 0; it < kBIters; ++it) {
         const int dst = G::kWarpPrivate
@@ -625,6 +632,10 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         ptx::cp_async_cg_16(sh_b + stage * G::kBStage + dst, b_at[it], true);
       }
       if constexpr (kGrouped) {
+        auto scale_row = [&] {
+          return kScaleRun ? s_run + ahead * s_row_vecs
+                           : s_src + (kt * G::kTileK / kGroupSize) * s_row_vecs;
+        };
         // Lanes 0 .. kSStage - 1 of warp 0 copy the scale row (warp-private: lanes
         // 0 .. kStripScales - 1 of every warp copy their strip's). Written so, the condition is
         // one predicate set before the loop and the destination one register, which takes
@@ -632,15 +643,12 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         static_assert(G::kSStage <= 32 || G::kWarpPrivate, "one warp copies the scale row");
         if constexpr (G::kWarpPrivate) {
           if (lane < G::kStripScales) {
-            const int group = kt * G::kTileK / kGroupSize;
             ptx::cp_async_cg_16(sh_s + stage * G::kSStage + warp * G::kStripScales + lane,
-                                s_src + group * s_row_vecs, true);
+                                scale_row(), true);
           }
         } else if (warp == 0) {
           if (lane < G::kSStage) {
-            const int group = kt * G::kTileK / kGroupSize;
-            ptx::cp_async_cg_16(sh_s + stage * G::kSStage + lane, s_src + group * s_row_vecs,
-                                true);
+            ptx::cp_async_cg_16(sh_s + stage * G::kSStage + lane, scale_row(), true);
           }
         }
       }
@@ -664,7 +672,8 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
           a_src[it] += G::kAVecsPerRow;
         }
       }
-      if (weights) copy_weights(stage, kt, b_src);
+      if (weights) copy_weights(stage, kt, b_src, 0);
+      if constexpr (kScaleRun) s_run += s_row_vecs;
 #pragma unroll
       for (int it = 0; it < kBIters; ++it) b_src[it] += b_tile_step;
     };
@@ -835,7 +844,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
           const int4* b_at[kBIters];
 #pragma unroll
           for (int it = 0; it < kBIters; ++it) b_at[it] = b_src[it] + s * b_tile_step;
-          if (s < n_k) copy_weights(s, k_begin + s, b_at);
+          if (s < n_k) copy_weights(s, k_begin + s, b_at, s);
         }
       } else if (tid % 8 == 0) {
 #pragma unroll
