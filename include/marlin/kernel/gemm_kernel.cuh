@@ -614,11 +614,21 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         params.scales + n_tile * (G::kTileN / 8) +
         (G::kWarpPrivate ? warp_n * G::kStripScales + lane : tid);
 
-    // Grouped scales: the decode kernels' K tiles are one group deep, and their scale row
-    // follows a pointer advanced by a row per tile (s_run: the row of the next tile that
-    // load_stage loads), which takes 3-8 instructions per tile off their loops (bench/NOTES.md,
-    // change 95); the other kernels compute the row from the tile.
-    constexpr bool kScaleRun = kGrouped && kMBlocks == 1 && !kWgmma && G::kTileK == kGroupSize;
+    // The per-channel decode kernels (kIndexed) address each tile's copies from the segment's
+    // first tile: source = first + (kt - k_begin) x the tile's step in bytes (a 32-bit offset:
+    // check_args keeps every operand under 2^32 bytes), where the other kernels advance their
+    // sources by a tile per load_stage: 2-6 fewer instructions per loop step (bench/NOTES.md,
+    // change 96; with group scales nvcc's steps came out even, and those kernels keep theirs). The grouped decode kernels,
+    // whose K tiles are one scale group deep, advance a pointer to their scale row by a row per
+    // tile (s_run: the row of the next tile that load_stage loads) instead of computing it from
+    // the tile index: 3-8 fewer (change 95).
+    constexpr bool kDecode = kMBlocks == 1 && !kWgmma;
+    constexpr bool kIndexed = kDecode && !kGrouped;
+    constexpr bool kScaleRun = kDecode && kGrouped && G::kTileK == kGroupSize;
+    auto tile_at = [k_begin](const int4* first, int kt, uint32_t step_bytes) {
+      const uint32_t offset = static_cast<uint32_t>(kt - k_begin) * step_bytes;
+      return reinterpret_cast<const int4*>(reinterpret_cast<const char*>(first) + offset);
+    };
     const int4* s_run = s_src + (k_begin * G::kTileK / kGroupSize) * s_row_vecs;
     // Copies the weights and scales of K tile `kt` into pipeline stage `stage` from `b_at` (the
     // tile's B vectors, one per kBIters); `ahead`: tiles between kt and the next that
@@ -653,13 +663,27 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         }
       }
     };
+    // The B sources of K tile `kt`: kIndexed from the segment's first tile; otherwise from b_src,
+    // which is the first tile's only until load_stage advances it (the prologue's use).
+    const uint32_t b_step_bytes = 16u * static_cast<uint32_t>(b_tile_step);
+    auto b_tile = [&](int kt, const int4* (&b_at)[kBIters]) {
+#pragma unroll
+      for (int it = 0; it < kBIters; ++it) {
+        b_at[it] = kIndexed ? tile_at(b_src[it], kt, b_step_bytes)
+                            : b_src[it] + (kt - k_begin) * b_tile_step;
+      }
+    };
     // Issues the copies of K tile `kt` (the next in order) into pipeline stage `stage`; its
     // weights and scales only if `weights` (false where they were copied before the dependency
-    // wait). The B sources advance either way.
+    // wait). The sources advance either way (kIndexed: nothing to advance).
+    constexpr uint32_t kAStepBytes = 16u * G::kAVecsPerRow;
     auto load_stage = [&](int stage, int kt, bool weights = true) {
       if constexpr (G::kWarpPrivate) {
-        if (wp_a_live) ptx::cp_async_cg_16(sh_a + stage * G::kAStage + wp_a_dst, wp_a_src, true);
-        wp_a_src += G::kAVecsPerRow;
+        if (wp_a_live) {
+          ptx::cp_async_cg_16(sh_a + stage * G::kAStage + wp_a_dst,
+                              kIndexed ? tile_at(wp_a_src, kt, kAStepBytes) : wp_a_src, true);
+        }
+        if constexpr (!kIndexed) wp_a_src += G::kAVecsPerRow;
       } else {
 #pragma unroll
         for (int it = 0; it < kAIters; ++it) {
@@ -667,15 +691,23 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
             const int r = a_row(it);
             ptx::cp_async_cg_16(
                 sh_a + stage * G::kAStage + r * G::kAVecsPerRow + (a_vec(it) ^ (r % 8)),
-                a_src[it], true);
+                kIndexed ? tile_at(a_src[it], kt, kAStepBytes) : a_src[it], true);
           }
-          a_src[it] += G::kAVecsPerRow;
+          if constexpr (!kIndexed) a_src[it] += G::kAVecsPerRow;
         }
       }
-      if (weights) copy_weights(stage, kt, b_src, 0);
-      if constexpr (kScaleRun) s_run += s_row_vecs;
+      if constexpr (kIndexed) {
+        if (weights) {
+          const int4* b_at[kBIters];
+          b_tile(kt, b_at);
+          copy_weights(stage, kt, b_at, 0);
+        }
+      } else {
+        if (weights) copy_weights(stage, kt, b_src, 0);
+        if constexpr (kScaleRun) s_run += s_row_vecs;
 #pragma unroll
-      for (int it = 0; it < kBIters; ++it) b_src[it] += b_tile_step;
+        for (int it = 0; it < kBIters; ++it) b_src[it] += b_tile_step;
+      }
     };
 
     // mma.sync: [m16 block][16-column tile][n8 half][mma accumulator] (eight-row kernels:
@@ -842,8 +874,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
 #pragma unroll
         for (int s = 0; s < kAhead; ++s) {
           const int4* b_at[kBIters];
-#pragma unroll
-          for (int it = 0; it < kBIters; ++it) b_at[it] = b_src[it] + s * b_tile_step;
+          b_tile(k_begin + s, b_at);
           if (s < n_k) copy_weights(s, k_begin + s, b_at, s);
         }
       } else if (tid % 8 == 0) {
