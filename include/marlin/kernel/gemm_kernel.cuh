@@ -618,10 +618,10 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     // first tile: source = first + (kt - k_begin) x the tile's step in bytes (a 32-bit offset:
     // check_args keeps every operand under 2^32 bytes), where the other kernels advance their
     // sources by a tile per load_stage: 2-6 fewer instructions per loop step (bench/NOTES.md,
-    // change 96; with group scales nvcc's steps came out even, and those kernels keep theirs). The grouped decode kernels,
-    // whose K tiles are one scale group deep, advance a pointer to their scale row by a row per
-    // tile (s_run: the row of the next tile that load_stage loads) instead of computing it from
-    // the tile index: 3-8 fewer (change 95).
+    // change 96; with group scales nvcc's steps came out even, and those kernels keep theirs).
+    // The grouped decode kernels, whose K tiles are one scale group deep, advance a pointer to
+    // their scale row by a row per tile (s_run: the row of the next tile that load_stage loads)
+    // instead of computing it from the tile index: 3-8 fewer (change 95).
     constexpr bool kDecode = kMBlocks == 1 && !kWgmma;
     constexpr bool kIndexed = kDecode && !kGrouped;
     constexpr bool kScaleRun = kDecode && kGrouped && G::kTileK == kGroupSize;
