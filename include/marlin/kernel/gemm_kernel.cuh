@@ -5,7 +5,8 @@
 //  1. a cp.async pipeline of stages_for(tile, m_blocks, path, scale mode) stages streams A
 //     (fp16; rows past M are zeroed once per segment and never copied), B (packed 4-bit) and,
 //     for grouped scales, one scale row per K tile into shared memory; each thread's copy
-//     addresses are set up once per segment and advanced by a constant per tile, and the loop
+//     addresses are set up once per segment and advanced by a constant per tile (in most decode
+//     kernels offset from the segment's first tile by the tile's index), and the loop
 //     is unrolled over the stages so that every shared-memory offset is an immediate; one CTA
 //     barrier per tile, or per two tiles in the mma.sync kernels of m_blocks >= 2
 //     (tiles_per_sync). Decode kernels may run warp-private pipelines instead (kPipeline,
@@ -608,32 +609,41 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
                            static_cast<size_t>(row0 + (wp_a_live ? wp_a_row : 0)) * a_row_vecs +
                            k_begin * G::kAVecsPerRow + wp_a_vec;
     const int wp_a_dst = wp_a_row * G::kAVecsPerRow + (wp_a_vec ^ (wp_a_row % 8));
+    // The per-channel decode kernels and the grouped eight-row kernels of warp-private pipelines
+    // (kIndexed) address each tile's copies from the segment's first tile: source = first +
+    // rt x the tile's step in bytes, rt = kt - k_begin the tile's index in the segment (a
+    // 32-bit offset: check_args keeps every operand under 2^32 bytes), where the other kernels
+    // advance their sources by a tile per load_stage, which nvcc copies into fresh register
+    // pairs before each copy (bench/NOTES.md, changes 96-97). The grouped ones among them copy
+    // each warp's scale strip (128 bytes) with all 32 lanes, 4 bytes each (kScaleWords): one
+    // copy with no lane predicate, which nvcc had branched around. Together 8-16 fewer
+    // instructions per loop step there (change 97); in the grouped 16-row kernels the same
+    // forms cost 1-3 % at M = 16 on the large layers (run 286), so they, and the grouped
+    // CTA-wide decode kernels, keep theirs: those whose K tiles are one scale group deep
+    // advance a pointer to their scale row by a row per tile (s_run: the row of the next tile
+    // that load_stage loads; change 95).
+    constexpr bool kDecode = kMBlocks == 1 && !kWgmma;
+    constexpr bool kIndexed = kDecode && (!kGrouped || (kEightRows && G::kWarpPrivate));
+    constexpr bool kScaleWords = kIndexed && kGrouped;
     // Grouped scales: the tile's scale row (warp 0's lanes 0 .. kSStage - 1), or warp-private
-    // the 64 columns of each warp's strip (lanes 0 .. kStripScales - 1 of every warp).
+    // the 64 columns of each warp's strip (kScaleWords: from the strip's first column).
     const int4* const s_src =
         params.scales + n_tile * (G::kTileN / 8) +
-        (G::kWarpPrivate ? warp_n * G::kStripScales + lane : tid);
-
-    // The per-channel decode kernels (kIndexed) address each tile's copies from the segment's
-    // first tile: source = first + (kt - k_begin) x the tile's step in bytes (a 32-bit offset:
-    // check_args keeps every operand under 2^32 bytes), where the other kernels advance their
-    // sources by a tile per load_stage: 2-6 fewer instructions per loop step (bench/NOTES.md,
-    // change 96; with group scales nvcc's steps came out even, and those kernels keep theirs).
-    // The grouped decode kernels, whose K tiles are one scale group deep, advance a pointer to
-    // their scale row by a row per tile (s_run: the row of the next tile that load_stage loads)
-    // instead of computing it from the tile index: 3-8 fewer (change 95).
-    constexpr bool kDecode = kMBlocks == 1 && !kWgmma;
-    constexpr bool kIndexed = kDecode && !kGrouped;
-    constexpr bool kScaleRun = kDecode && kGrouped && G::kTileK == kGroupSize;
-    auto tile_at = [k_begin](const int4* first, int kt, uint32_t step_bytes) {
-      const uint32_t offset = static_cast<uint32_t>(kt - k_begin) * step_bytes;
-      return reinterpret_cast<const int4*>(reinterpret_cast<const char*>(first) + offset);
+        (G::kWarpPrivate ? warp_n * G::kStripScales + (kScaleWords ? 0 : lane) : tid);
+    constexpr bool kScaleRun = kDecode && kGrouped && G::kTileK == kGroupSize && !kScaleWords;
+    auto tile_at = [](const auto* first, int rt, uint32_t step_bytes) {
+      const uint32_t offset = static_cast<uint32_t>(rt) * step_bytes;
+      return reinterpret_cast<decltype(first)>(reinterpret_cast<const char*>(first) + offset);
     };
-    const int4* s_run = s_src + (k_begin * G::kTileK / kGroupSize) * s_row_vecs;
-    // Copies the weights and scales of K tile `kt` into pipeline stage `stage` from `b_at` (the
-    // tile's B vectors, one per kBIters); `ahead`: tiles between kt and the next that
-    // load_stage loads (s_run's).
-    auto copy_weights = [&](int stage, int kt, const int4* const (&b_at)[kBIters], int ahead) {
+    const int s_first_row = k_begin * G::kTileK / kGroupSize;
+    const int4* s_run = s_src + s_first_row * s_row_vecs;
+    const uint32_t* const s_words = reinterpret_cast<const uint32_t*>(s_run) + lane;
+    const uint32_t s_row_bytes = 16u * static_cast<uint32_t>(s_row_vecs);
+    // Copies the weights and scales of K tile `kt` (`rt`: its index in the segment) into pipeline
+    // stage `stage` from `b_at` (the tile's B vectors, one per kBIters); `ahead`: tiles between
+    // kt and the next that load_stage loads (s_run's).
+    auto copy_weights = [&](int stage, int kt, int rt, const int4* const (&b_at)[kBIters],
+                            int ahead) {
 #pragma unroll
       for (int it = 0; it < kBIters; ++it) {
         const int dst = G::kWarpPrivate
@@ -646,12 +656,22 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
           return kScaleRun ? s_run + ahead * s_row_vecs
                            : s_src + (kt * G::kTileK / kGroupSize) * s_row_vecs;
         };
-        // Lanes 0 .. kSStage - 1 of warp 0 copy the scale row (warp-private: lanes
+        // kScaleWords: every lane of every warp copies a word of its strip's scales. Otherwise
+        // lanes 0 .. kSStage - 1 of warp 0 copy the scale row (warp-private: lanes
         // 0 .. kStripScales - 1 of every warp copy their strip's). Written so, the condition is
         // one predicate set before the loop and the destination one register, which takes
         // 5 instructions per tile off every warp's decode loop (bench/NOTES.md, change 16).
         static_assert(G::kSStage <= 32 || G::kWarpPrivate, "one warp copies the scale row");
-        if constexpr (G::kWarpPrivate) {
+        if constexpr (kScaleWords) {
+          static_assert(G::kStripScales * 16 == 32 * 4, "a strip's scales are a word per lane");
+          const int row = G::kTileK == kGroupSize
+                              ? rt
+                              : kt * G::kTileK / kGroupSize - s_first_row;
+          ptx::cp_async_ca_4(
+              reinterpret_cast<uint32_t*>(sh_s + stage * G::kSStage + warp * G::kStripScales) +
+                  lane,
+              tile_at(s_words, row, s_row_bytes));
+        } else if constexpr (G::kWarpPrivate) {
           if (lane < G::kStripScales) {
             ptx::cp_async_cg_16(sh_s + stage * G::kSStage + warp * G::kStripScales + lane,
                                 scale_row(), true);
@@ -663,25 +683,25 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         }
       }
     };
-    // The B sources of K tile `kt`: kIndexed from the segment's first tile; otherwise from b_src,
-    // which is the first tile's only until load_stage advances it (the prologue's use).
+    // The B sources of the segment's K tile `rt`: kIndexed from its first tile; otherwise from
+    // b_src, which is the first tile's only until load_stage advances it (the prologue's use).
     const uint32_t b_step_bytes = 16u * static_cast<uint32_t>(b_tile_step);
-    auto b_tile = [&](int kt, const int4* (&b_at)[kBIters]) {
+    auto b_tile = [&](int rt, const int4* (&b_at)[kBIters]) {
 #pragma unroll
       for (int it = 0; it < kBIters; ++it) {
-        b_at[it] = kIndexed ? tile_at(b_src[it], kt, b_step_bytes)
-                            : b_src[it] + (kt - k_begin) * b_tile_step;
+        b_at[it] = kIndexed ? tile_at(b_src[it], rt, b_step_bytes)
+                            : b_src[it] + rt * b_tile_step;
       }
     };
-    // Issues the copies of K tile `kt` (the next in order) into pipeline stage `stage`; its
-    // weights and scales only if `weights` (false where they were copied before the dependency
-    // wait). The sources advance either way (kIndexed: nothing to advance).
+    // Issues the copies of K tile `kt` (the next in order; `rt` in the segment) into pipeline
+    // stage `stage`; its weights and scales only if `weights` (false where they were copied
+    // before the dependency wait). The sources advance either way (kIndexed: nothing to advance).
     constexpr uint32_t kAStepBytes = 16u * G::kAVecsPerRow;
-    auto load_stage = [&](int stage, int kt, bool weights = true) {
+    auto load_stage = [&](int stage, int kt, int rt, bool weights = true) {
       if constexpr (G::kWarpPrivate) {
         if (wp_a_live) {
           ptx::cp_async_cg_16(sh_a + stage * G::kAStage + wp_a_dst,
-                              kIndexed ? tile_at(wp_a_src, kt, kAStepBytes) : wp_a_src, true);
+                              kIndexed ? tile_at(wp_a_src, rt, kAStepBytes) : wp_a_src, true);
         }
         if constexpr (!kIndexed) wp_a_src += G::kAVecsPerRow;
       } else {
@@ -691,7 +711,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
             const int r = a_row(it);
             ptx::cp_async_cg_16(
                 sh_a + stage * G::kAStage + r * G::kAVecsPerRow + (a_vec(it) ^ (r % 8)),
-                kIndexed ? tile_at(a_src[it], kt, kAStepBytes) : a_src[it], true);
+                kIndexed ? tile_at(a_src[it], rt, kAStepBytes) : a_src[it], true);
           }
           if constexpr (!kIndexed) a_src[it] += G::kAVecsPerRow;
         }
@@ -699,11 +719,11 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
       if constexpr (kIndexed) {
         if (weights) {
           const int4* b_at[kBIters];
-          b_tile(kt, b_at);
-          copy_weights(stage, kt, b_at, 0);
+          b_tile(rt, b_at);
+          copy_weights(stage, kt, rt, b_at, 0);
         }
       } else {
-        if (weights) copy_weights(stage, kt, b_src, 0);
+        if (weights) copy_weights(stage, kt, rt, b_src, 0);
         if constexpr (kScaleRun) s_run += s_row_vecs;
 #pragma unroll
         for (int it = 0; it < kBIters; ++it) b_src[it] += b_tile_step;
@@ -874,8 +894,8 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
 #pragma unroll
         for (int s = 0; s < kAhead; ++s) {
           const int4* b_at[kBIters];
-          b_tile(k_begin + s, b_at);
-          if (s < n_k) copy_weights(s, k_begin + s, b_at, s);
+          b_tile(s, b_at);
+          if (s < n_k) copy_weights(s, k_begin + s, s, b_at, s);
         }
       } else if (tid % 8 == 0) {
 #pragma unroll
@@ -891,7 +911,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     }
 #pragma unroll
     for (int s = 0; s < kAhead; ++s) {
-      if (s < n_k) load_stage(s, k_begin + s, !early_weights);
+      if (s < n_k) load_stage(s, k_begin + s, s, !early_weights);
       ptx::cp_async_commit_group();
     }
     // Rows of A past M are zero in every stage for the whole segment; only rows < `rows` are
@@ -939,7 +959,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
 #pragma unroll
             for (int j = 0; j < kPerSync; ++j) {
               if (t + kAhead + j < n_k) {
-                load_stage((s + kAhead + j) % kDepth, k_begin + t + kAhead + j);
+                load_stage((s + kAhead + j) % kDepth, k_begin + t + kAhead + j, t + kAhead + j);
               }
               ptx::cp_async_commit_group();
             }

@@ -25,6 +25,17 @@ __device__ __forceinline__ void cp_async_cg_16(void* smem, const void* gmem, boo
 #endif
 }
 
+/// Copies 4 bytes from `gmem` to `smem` (`.ca`: the only cp.async of fewer than 16 bytes).
+__device__ __forceinline__ void cp_async_ca_4(void* smem, const void* gmem) {
+#if defined(MARLIN_SM80_ENABLED)
+  const auto dst = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(gmem) : "memory");
+#else
+  (void)smem; (void)gmem;
+  MARLIN_UNSUPPORTED_ARCH();
+#endif
+}
+
 /// Closes the current group of cp.async operations issued by this thread.
 __device__ __forceinline__ void cp_async_commit_group() {
 #if defined(MARLIN_SM80_ENABLED)
