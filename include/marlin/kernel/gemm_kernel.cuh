@@ -615,13 +615,13 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     // 32-bit offset: check_args keeps every operand under 2^32 bytes), where the other kernels
     // advance their sources by a tile per load_stage, which nvcc copies into fresh register
     // pairs before each copy (bench/NOTES.md, changes 96-97). The grouped ones among them copy
-    // each warp's scale strip (128 bytes) with all 32 lanes, 4 bytes each (kScaleWords): one
-    // copy with no lane predicate, which nvcc had branched around. Together 8-16 fewer
-    // instructions per loop step there (change 97); in the grouped 16-row kernels the same
-    // forms cost 1-3 % at M = 16 on the large layers (run 286), so they, and the grouped
-    // CTA-wide decode kernels, keep theirs: those whose K tiles are one scale group deep
-    // advance a pointer to their scale row by a row per tile (s_run: the row of the next tile
-    // that load_stage loads; change 95).
+    // each warp's scale strip (128 bytes) with all 32 lanes, 4 bytes each (kScaleWords), where
+    // lanes 0-7 copied 16 bytes each under a predicate that nvcc branched around once the
+    // copies were indexed. Together 8-16 fewer instructions per loop step there (change 97); in
+    // the grouped 16-row kernels the same forms cost 1-3.5 % at M = 16 on the large layers
+    // (run 286), so they, and the grouped CTA-wide decode kernels, keep theirs: those whose K
+    // tiles are one scale group deep advance a pointer to their scale row by a row per tile
+    // (s_run: the row of the next tile that load_stage loads; change 95).
     constexpr bool kDecode = kMBlocks == 1 && !kWgmma;
     constexpr bool kIndexed = kDecode && (!kGrouped || (kEightRows && G::kWarpPrivate));
     constexpr bool kScaleWords = kIndexed && kGrouped;
