@@ -26,7 +26,8 @@ __device__ __forceinline__ void cp_async_cg_16(void* smem, const void* gmem, boo
 }
 
 /// Copies 4 bytes from `gmem` to `smem`, both 4-byte aligned. `.ca` (cached in L1 too) because
-/// `.cg` copies only 16 bytes; the decode kernels copy their scale strips so, a word per lane.
+/// `.cg` copies only 16 bytes; the grouped eight-row decode kernels copy their scale strips so,
+/// a word per lane.
 __device__ __forceinline__ void cp_async_ca_4(void* smem, const void* gmem) {
 #if defined(MARLIN_SM80_ENABLED)
   const auto dst = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
