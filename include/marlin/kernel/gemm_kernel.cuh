@@ -995,6 +995,14 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
         return (2 * (lane % 4) + e % 2) * G::kRedStride + warp_n * 64 + 16 * j + lane / 4 +
                8 * (e / 2);
       };
+      // Other kernels: the fp32 pair of acc[mb][j][h][2 half .. 2 half + 1] in a reduction tile
+      // at `tile`: row 16 mb + lane / 4 (+ 8 for half 1), columns 16 j + 8 h + 2 (lane % 4) and
+      // the next of the warp's strip.
+      [[maybe_unused]] auto fragment_at = [&](float* tile, int mb, int j, int h, int half) {
+        const int r = mb * 16 + lane / 4 + 8 * half;
+        const int col = warp_n * 64 + 16 * j + 8 * h + 2 * (lane % 4);
+        return reinterpret_cast<float2*>(tile + r * G::kRedStride + col);
+      };
       if constexpr (kRedTiles > 1) {
         // Every K range stores its tile at once (tile warp_k); write_tile sums them.
         float* const tile = sh_red + warp_k * G::kRedTileFloats;
@@ -1010,18 +1018,14 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
             for (int h = 0; h < 2; ++h)
 #pragma unroll
               for (int half = 0; half < 2; ++half) {
-                const int r = lane / 4 + 8 * half;
-                const int col = warp_n * 64 + 16 * j + 8 * h + 2 * (lane % 4);
-                *reinterpret_cast<float2*>(tile + r * G::kRedStride + col) =
+                *fragment_at(tile, 0, j, h, half) =
                     make_float2(acc[0][j][h][2 * half], acc[0][j][h][2 * half + 1]);
               }
         }
         __syncthreads();
       } else {
         // Reduce the K-splitting warps in a fixed order: warp_k = kWarpsK - 1 stores, the
-        // others add in turn, so the sum is the same on every run. (The 16-row fragment layout
-        // is spelled here and above alike: one store helper for both moved the 16-row kernels'
-        // SASS, bench/NOTES.md change 93.)
+        // others add in turn, so the sum is the same on every run.
 #pragma unroll
         for (int round = G::kWarpsK - 1; round >= 0; --round) {
           if (warp_k == round && kEightRows) {
@@ -1041,9 +1045,7 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
                 for (int h = 0; h < 2; ++h)
 #pragma unroll
                   for (int half = 0; half < 2; ++half) {
-                    const int r = mb * 16 + lane / 4 + 8 * half;
-                    const int col = warp_n * 64 + 16 * j + 8 * h + 2 * (lane % 4);
-                    float2* dst = reinterpret_cast<float2*>(sh_red + r * G::kRedStride + col);
+                    float2* const dst = fragment_at(sh_red, mb, j, h, half);
                     float2 v = make_float2(acc[mb][j][h][2 * half], acc[mb][j][h][2 * half + 1]);
                     if (round != G::kWarpsK - 1) {
                       const float2 prev = *dst;
