@@ -3,8 +3,9 @@
 // Per CTA (8 warps), for each slice segment of its run (striped, or its rank's share of a
 // cluster split: detail/partition.hpp):
 //  1. a cp.async pipeline of stages_for(tile, m_blocks, path, scale mode) stages streams A
-//     (fp16; rows past M are zeroed once per segment and never copied), B (packed 4-bit) and,
-//     for grouped scales, one scale row per K tile into shared memory; each thread's copy
+//     (fp16; rows past M are zeroed once per segment and never copied, or zero-filled by the
+//     copies of the per-channel warp-private decode kernels), B (packed 4-bit) and, for
+//     grouped scales, one scale row per K tile into shared memory; each thread's copy
 //     addresses are set up once per segment and advanced by a constant per tile (in most decode
 //     kernels offset from the segment's first tile by the tile's index), and the loop
 //     is unrolled over the stages so that every shared-memory offset is an immediate; one CTA
@@ -598,7 +599,8 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     const size_t b_tile_step = static_cast<size_t>(kKBlocks) * b_row_vecs;
     // Warp-private A: thread j = tid % kGroupThreads of K group g = warp_k / kGroupWarpsK
     // copies row j / kGroupRowVecs, vector kGroupRowVecs g + j % kGroupRowVecs of the A tile (a
-    // contiguous part of each row), if that row is below `rows` (the others are zeroed below).
+    // contiguous part of each row), if that row is below `rows` (the others are zeroed below,
+    // or zero-filled by the copier's copies: kAZeroFill).
     const int wp_group = warp_k / G::kGroupWarpsK;
     const int wp_j = tid % G::kGroupThreads;
     const int wp_a_row = wp_j / G::kGroupRowVecs;
@@ -625,6 +627,12 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     constexpr bool kDecode = kMBlocks == 1 && !kWgmma;
     constexpr bool kIndexed = kDecode && (!kGrouped || (kEightRows && G::kWarpPrivate));
     constexpr bool kScaleWords = kIndexed && kGrouped;
+    // The per-channel indexed kernels of warp-private pipelines copy every A copier's vector in
+    // every tile, zero-filling rows at or past `rows` (a source size of 0) instead of skipping
+    // them under a predicate and zeroing them once per segment (kAZeroFill): 3-4 instructions
+    // fewer per step for x0.996-0.999 at M <= 8 (bench/NOTES.md, change 99). With group scales
+    // the same form moved the eight-row loops and lost (run 288), so those keep the zeroing.
+    constexpr bool kAZeroFill = kIndexed && !kGrouped && G::kWarpPrivate;
     // Grouped scales: the tile's scale row (warp 0's lanes 0 .. kSStage - 1), or warp-private
     // the 64 columns of each warp's strip (kScaleWords: from the strip's first column).
     const int4* const s_src =
@@ -699,9 +707,10 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     constexpr uint32_t kAStepBytes = 16u * G::kAVecsPerRow;
     auto load_stage = [&](int stage, int kt, int rt, bool weights = true) {
       if constexpr (G::kWarpPrivate) {
-        if (wp_a_live) {
+        if (kAZeroFill ? wp_a_copier : wp_a_live) {
           ptx::cp_async_cg_16(sh_a + stage * G::kAStage + wp_a_dst,
-                              kIndexed ? tile_at(wp_a_src, rt, kAStepBytes) : wp_a_src, true);
+                              kIndexed ? tile_at(wp_a_src, rt, kAStepBytes) : wp_a_src,
+                              !kAZeroFill || wp_a_live);
         }
         if constexpr (!kIndexed) wp_a_src += G::kAVecsPerRow;
       } else {
@@ -919,7 +928,9 @@ __global__ void __launch_bounds__(kThreads, 1) gemm_kernel(const Params params) 
     // first copies are issued, so that they are already in flight.
     // The per-channel eight-row kernels' .x2 loads read rows 0-7 only.
     constexpr int kReadRows = kEightRowsX2 ? 8 : G::kTileM;
-    if constexpr (G::kWarpPrivate) {
+    if constexpr (kAZeroFill) {
+      // Nothing to zero: the copies zero-fill rows at or past `rows` in every tile.
+    } else if constexpr (G::kWarpPrivate) {
       // Each A copier zeroes its vector for rows rows .. kReadRows - 1, in every stage: the K
       // group's first barrier in the loop below orders the zeros before its ldmatrix loads.
       if (wp_a_copier && wp_a_row >= rows && wp_a_row < kReadRows) {
