@@ -386,8 +386,9 @@ TEST(Reliability, ResultsDoNotDependOnTheNumberOfCtasBeyondRounding) {
 // eight-row kernels) and 12 and 16 (the 16-row ones), both scale modes, each partition forced
 // (whole slices, splits of 2 and 3 where the device has clusters, striped runs across slices)
 // and settled: the plan carries the rule's pipeline with its shared memory, and the result
-// agrees with the reference and leaves the counters zero. Every compiled decode kernel
-// (decode_pipeline_compiled) must run: whole slices and striped runs alone reach them all.
+// agrees with the reference and leaves the counters zero; where the rule's form is not the
+// planning form (decode_planning_pipeline), the planning form runs on the same partition too.
+// Every compiled decode kernel (decode_pipeline_compiled) must run.
 using DecodeForm = std::tuple<int, bool, bool, marlin::DecodePipeline>;  // config, grouped, 8 rows
 
 template <int kConfig>
@@ -440,6 +441,25 @@ void check_decode_pipelines(const marlin::detail::DeviceInfo& dev, std::set<Deco
         MARLIN_TEST_CUDA(cudaDeviceSynchronize());
         EXPECT_EQ(c_of(p), c) << "constant_weights changed the result";
         EXPECT_EQ(marlin_test::nonzero_counters(ws.get(), ws.bytes()), 0u);
+        // The planning form on the same partition: make_plan keeps it where the rule's form
+        // would lose the partition's residency (the grouped 128 x 128 16-row kernel CTA-wide
+        // runs only so).
+        const marlin::DecodePipeline planning =
+            marlin::detail::decode_planning_pipeline(plan.eight_rows);
+        if (pipeline != planning) {
+          marlin::detail::Plan planned;
+          ASSERT_EQ(marlin::detail::plan_partition<Config>(args, dev, planned),
+                    Status::kSuccess);
+          ASSERT_EQ(planned.pipeline, planning);
+          ASSERT_EQ(planned.eight_rows, plan.eight_rows);
+          planned.part = plan.part;
+          planned.counters_bytes = plan.counters_bytes;
+          planned.workspace_bytes = plan.workspace_bytes;
+          SCOPED_TRACE("planning pipeline " + std::to_string(static_cast<int>(planning)));
+          std::vector<uint16_t> c_planned;
+          ASSERT_NO_FATAL_FAILURE(run_partition(p, planned, ref, c_planned));
+          ran.insert({kConfig, g != -1, planned.eight_rows, planned.pipeline});
+        }
       }
     }
   }

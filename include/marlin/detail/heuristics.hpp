@@ -414,16 +414,6 @@ inline constexpr bool kDecodeWideWhole = MARLIN_DECODE_WIDE_WHOLE != 0;
 inline constexpr DecodePipeline kDecodeFixedPipeline =
     kDecodeWarpPrivateMode == 2 ? DecodePipeline::kWarpPrivate : DecodePipeline::kCtaWide;
 
-/// Most K tiles per CTA (its striped run, or its share of a cluster split) for which the 16-row
-/// decode kernels run the warp-private pipeline (select_decode_pipeline).
-inline constexpr int kDecodeWarpPrivateMaxRun = 32;
-
-/// K tiles per CTA of a partition: a cluster split's share of a slice (rounded up), or a
-/// striped run.
-constexpr int decode_run_tiles(const Partition& part) {
-  return part.split >= 2 ? (part.k_tiles + part.split - 1) / part.split : part.iters;
-}
-
 /// The pipeline (DecodePipeline) of a decode call (mma.sync, m_blocks 1) of configuration
 /// `config` (its tile) on partition `part`, with `eight_rows` (use_eight_row_kernel), `grouped`
 /// scales or per-channel and `m` rows of A. The warp-private pipeline pays where the CTAs of a
@@ -440,11 +430,13 @@ constexpr int decode_run_tiles(const Partition& part) {
 ///   x1.016-1.017 against kWarpPrivate in run 269, x0.999-1.006 in run 270, hence kWarpPrivate
 ///   there; the 64-wide tile with group scales kCtaWide (x0.93-0.99 against kWarpPrivate,
 ///   x0.98-0.99 against kWarpPrivateA128; run 268);
-/// - 16-row kernels (M = 9-16, run 268): kWarpPrivate on the 128 x 128 tile's splits of 3 or more
-///   and striped runs of at most kDecodeWarpPrivateMaxRun tiles per CTA x0.96-0.99 (8-20
-///   tiles; 14336 x 4096 with group scales at M = 16 x1.02), x1.00-1.04 on runs of 55-108 tiles;
-///   x1.00-1.04 on whole slices and splits of 2 (run 264), x1.03-1.13 on the 64-wide tile's
-///   split of 3 at M = 12-16.
+/// - 16-row kernels (M = 9-16): kWarpPrivate on the 128 x 128 tile's striped runs and splits of
+///   3 or more, and with group scales on its whole slices and splits of 2 too; kCtaWide on the
+///   other tiles. Run 268 measured runs of 8-20 tiles per CTA x0.96-0.99 and of 55-108 x1.00-1.04;
+///   after changes 95-99 run 293 (change 100) measured runs of 55-202 tiles x0.961-1.006 (median
+///   x0.979; 8192 x 57344, 28672 x 8192, 8192 x 28672, 16384 x 53248), whole slices and splits
+///   of 2 with group scales x0.971-0.996 (4096 x 28672, 16384²), per-channel x0.98 at M = 9 but
+///   x1.01-1.06 at M = 16; the 64-wide tile's split of 3 x1.03-1.13 at M = 12-16 (run 264).
 /// With MARLIN_DECODE_WARP_PRIVATE 0 or 2 every call's is kDecodeFixedPipeline.
 constexpr DecodePipeline select_decode_pipeline(int config, bool eight_rows, bool grouped, int m,
                                                 const Partition& part) {
@@ -457,14 +449,15 @@ constexpr DecodePipeline select_decode_pipeline(int config, bool eight_rows, boo
                ? DecodePipeline::kWarpPrivateA128
                : DecodePipeline::kWarpPrivate;
   }
-  return config == 0 && !read_together && decode_run_tiles(part) <= kDecodeWarpPrivateMaxRun
+  return config == 0 && (grouped || !read_together)
              ? DecodePipeline::kWarpPrivate  // the 128 x 128 tile
              : DecodePipeline::kCtaWide;
 }
 
 /// Whether the decode kernel (mma.sync, m_blocks 1) of configuration `config`, scale mode and
 /// kernel (`eight_rows`) with `pipeline` is compiled in this build: exactly the forms
-/// select_decode_pipeline picks for some call.
+/// select_decode_pipeline picks for some call and the planning form (decode_planning_pipeline),
+/// which make_plan keeps where the picked form would lose the partition's residency.
 constexpr bool decode_pipeline_compiled(int config, bool grouped, bool eight_rows,
                                         DecodePipeline pipeline) {
   if (kDecodeWarpPrivateMode != 1) return pipeline == kDecodeFixedPipeline;
