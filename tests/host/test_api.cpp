@@ -215,10 +215,11 @@ TEST(Heuristics, DecodePipelineFollowsThePartition) {
       }
     }
   }
-  // Picked forms are compiled, and compiled forms are picked or are the planning form (the
-  // kernel make_plan keeps where the picked form would lose the partition's residency: the
-  // grouped 128 x 128 16-row kernel CTA-wide, which the rule no longer picks).
+  // Picked forms are compiled, and compiled forms are picked, but for one planning form that
+  // only make_plan's fallback runs (where the picked form would lose the partition's
+  // residency): the grouped 128 x 128 16-row kernel CTA-wide.
   int compiled = 0;
+  int unpicked = 0;
   for (int config = 0; config < marlin::kNumTileConfigs; ++config) {
     for (bool grouped : {false, true}) {
       for (bool eight_rows : {false, true}) {
@@ -237,7 +238,9 @@ TEST(Heuristics, DecodePipelineFollowsThePartition) {
         for (DecodePipeline pipeline : {kCta, kWarp, kA128}) {
           if (decode_pipeline_compiled(config, grouped, eight_rows, pipeline)) {
             ++compiled;
-            EXPECT_TRUE(picked.count(pipeline) == 1 ||
+            if (picked.count(pipeline) == 1) continue;
+            ++unpicked;
+            EXPECT_TRUE(config == 0 && grouped && !eight_rows && pipeline == kCta &&
                         pipeline == decode_planning_pipeline(eight_rows))
                 << "config " << config << " grouped " << grouped << " eight_rows "
                 << eight_rows << " pipeline " << static_cast<int>(pipeline);
@@ -251,6 +254,7 @@ TEST(Heuristics, DecodePipelineFollowsThePartition) {
   // 128-byte K groups (1), the 64-wide tile's eight-row kernels with 128-byte K groups
   // (per-channel) and CTA-wide (group scales).
   EXPECT_EQ(compiled, 4 * marlin::kNumTileConfigs + (marlin::kDecodeWarpPrivateMode == 1 ? 5 : 0));
+  EXPECT_EQ(unpicked, marlin::kDecodeWarpPrivateMode == 1 ? 1 : 0);
 }
 
 TEST(Heuristics, DecodeWholeSlicesWhereTheIdleCtasWouldStreamFewBytes) {

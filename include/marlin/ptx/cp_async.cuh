@@ -1,4 +1,5 @@
-// cp.async: asynchronous 16-byte global -> shared copies (sm_80+), and their group fences.
+// cp.async: asynchronous 16-byte (and one 4-byte) global -> shared copies (sm_80+), and their
+// group fences.
 // `.cg` caches in L2 only: every byte of B is read once per launch, so L1 would only evict
 // useful data. No L2 cache-policy hint is attached (see DESIGN.md: the original kernel's
 // `createpolicy.fractional.L2::evict_first` hint dies with "illegal instruction" on the H200).
