@@ -9,7 +9,8 @@
 # of 128 bytes of A, with group scales (8 8192 2048) CTA-wide, change 90; 4 28672 4096: whole
 # slices per-channel with K groups of 128 bytes; 12 8192 8192 and 16 6144 4096: the 16-row
 # kernel's warp-private pipeline, striped and split of 4; 12 28672 4096 g128: the same kernel with
-# group scales on whole slices, bench/NOTES.md change 100), one full 16-row tile, the 32-row tile
+# group scales on whole slices, bench/NOTES.md change 100; 16 28672 4096 -1: per-channel there with
+# K groups of 128 bytes, change 101), one full 16-row tile, the 32-row tile
 # (six stages, one barrier per two tiles: 24 4096 4096, 31 6144 1024), odd M across several 64-row
 # groups, large M (600: ten 64-row groups), both scale modes, a layer-sized K = N = 8192 (group
 # 128), small shapes that split one slice over many CTAs, and (sm_90a builds on an sm_90 GPU) the
@@ -53,6 +54,7 @@ shapes=(
   "12 8192 8192 128"
   "16 6144 4096 -1"
   "12 28672 4096 128"
+  "16 28672 4096 -1"
   "24 4096 4096 128"
   "31 6144 1024 -1"
   "50 4096 8192 -1"

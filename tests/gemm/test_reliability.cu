@@ -442,8 +442,8 @@ void check_decode_pipelines(const marlin::detail::DeviceInfo& dev, std::set<Deco
         EXPECT_EQ(c_of(p), c) << "constant_weights changed the result";
         EXPECT_EQ(marlin_test::nonzero_counters(ws.get(), ws.bytes()), 0u);
         // The planning form on the same partition: make_plan keeps it where the rule's form
-        // would lose the partition's residency (the grouped 128 x 128 16-row kernel CTA-wide
-        // runs only so).
+        // would lose the partition's residency (the 128 x 128 tile's 16-row kernels CTA-wide
+        // run only so).
         const marlin::DecodePipeline planning =
             marlin::detail::decode_planning_pipeline(plan.eight_rows);
         if (pipeline != planning) {

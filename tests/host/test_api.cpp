@@ -199,14 +199,15 @@ TEST(Heuristics, DecodePipelineFollowsThePartition) {
           EXPECT_EQ(select_decode_pipeline(kWide, true, grouped, m, p), kWarp);
         }
       }
-      // The 16-row kernels: warp-private only on the 128 x 128 tile, on its striped runs and
-      // splits of 3 or more of any length, and with group scales on every partition.
+      // The 16-row kernels: CTA-wide but on the 128 x 128 tile, warp-private there on its
+      // striped runs and splits of 3 or more of any length and with group scales on every
+      // partition, per-channel with 128-byte K groups where the CTAs read A together.
       for (int m = 9; m <= 16; ++m) {
         for (const Partition& p : apart) {
           EXPECT_EQ(select_decode_pipeline(0, false, grouped, m, p), kWarp);
         }
         for (const Partition& p : together) {
-          EXPECT_EQ(select_decode_pipeline(0, false, grouped, m, p), grouped ? kWarp : kCta);
+          EXPECT_EQ(select_decode_pipeline(0, false, grouped, m, p), grouped ? kWarp : kA128);
         }
         for (const Partition& p : {whole, short_runs, long_runs, split2, split4, long_split}) {
           EXPECT_EQ(select_decode_pipeline(kNarrow, false, grouped, m, p), kCta);
@@ -215,9 +216,9 @@ TEST(Heuristics, DecodePipelineFollowsThePartition) {
       }
     }
   }
-  // Picked forms are compiled, and compiled forms are picked, but for one planning form that
+  // Picked forms are compiled, and compiled forms are picked, but for the planning forms that
   // only make_plan's fallback runs (where the picked form would lose the partition's
-  // residency): the grouped 128 x 128 16-row kernel CTA-wide.
+  // residency): the 128 x 128 tile's 16-row kernels CTA-wide, of both scale modes.
   int compiled = 0;
   int unpicked = 0;
   for (int config = 0; config < marlin::kNumTileConfigs; ++config) {
@@ -240,7 +241,7 @@ TEST(Heuristics, DecodePipelineFollowsThePartition) {
             ++compiled;
             if (picked.count(pipeline) == 1) continue;
             ++unpicked;
-            EXPECT_TRUE(config == 0 && grouped && !eight_rows && pipeline == kCta &&
+            EXPECT_TRUE(config == 0 && !eight_rows && pipeline == kCta &&
                         pipeline == decode_planning_pipeline(eight_rows))
                 << "config " << config << " grouped " << grouped << " eight_rows "
                 << eight_rows << " pipeline " << static_cast<int>(pipeline);
@@ -249,12 +250,12 @@ TEST(Heuristics, DecodePipelineFollowsThePartition) {
       }
     }
   }
-  // Two kernels per (tile, scale mode) in builds of one form; five more with the rule: the
-  // 128 x 128 tile's 16-row kernels warp-private (2) and its per-channel eight-row kernel with
-  // 128-byte K groups (1), the 64-wide tile's eight-row kernels with 128-byte K groups
-  // (per-channel) and CTA-wide (group scales).
-  EXPECT_EQ(compiled, 4 * marlin::kNumTileConfigs + (marlin::kDecodeWarpPrivateMode == 1 ? 5 : 0));
-  EXPECT_EQ(unpicked, marlin::kDecodeWarpPrivateMode == 1 ? 1 : 0);
+  // Two kernels per (tile, scale mode) in builds of one form; six more with the rule: the
+  // 128 x 128 tile's 16-row kernels warp-private (2), its per-channel 16-row and eight-row
+  // kernels with 128-byte K groups (2), the 64-wide tile's eight-row kernels with 128-byte K
+  // groups (per-channel) and CTA-wide (group scales).
+  EXPECT_EQ(compiled, 4 * marlin::kNumTileConfigs + (marlin::kDecodeWarpPrivateMode == 1 ? 6 : 0));
+  EXPECT_EQ(unpicked, marlin::kDecodeWarpPrivateMode == 1 ? 2 : 0);
 }
 
 TEST(Heuristics, DecodeWholeSlicesWhereTheIdleCtasWouldStreamFewBytes) {

@@ -431,12 +431,15 @@ inline constexpr DecodePipeline kDecodeFixedPipeline =
 ///   there; the 64-wide tile with group scales kCtaWide (x0.93-0.99 against kWarpPrivate,
 ///   x0.98-0.99 against kWarpPrivateA128; run 268);
 /// - 16-row kernels (M = 9-16): kWarpPrivate on the 128 x 128 tile's striped runs and splits of
-///   3 or more, and with group scales on its whole slices and splits of 2 too; kCtaWide on the
-///   other tiles. Run 268 measured runs of 8-20 tiles per CTA x0.96-0.99 and of 55-108 x1.00-1.04;
-///   after changes 95-99 run 293 (change 100) measured runs of 55-202 tiles x0.961-1.006 (median
-///   x0.979; 8192 x 57344, 28672 x 8192, 8192 x 28672, 16384 x 53248), whole slices and splits
-///   of 2 with group scales x0.971-0.996 (4096 x 28672, 16384²), per-channel x0.98 at M = 9 but
-///   x1.01-1.06 at M = 16; the 64-wide tile's split of 3 x1.03-1.13 at M = 12-16 (run 264).
+///   3 or more, and with group scales on its whole slices and splits of 2 too; per-channel there
+///   kWarpPrivateA128; kCtaWide on the other tiles. Run 268 measured runs of 8-20 tiles per
+///   CTA x0.96-0.99 and of 55-108 x1.00-1.04; after changes 95-99 run 293 (change 100) measured
+///   runs of 55-202 tiles x0.961-1.006 (median x0.979; 8192 x 57344, 28672 x 8192, 8192 x
+///   28672, 16384 x 53248), whole slices and splits of 2 with group scales x0.971-0.996 (4096 x
+///   28672, 16384²), per-channel x0.98 at M = 9 but x1.01-1.06 at M = 16; there
+///   kWarpPrivateA128 measured x0.927-0.979 against kCtaWide at M = 9-16 (run 296, change 101:
+///   4096 x 28672, 8192 x 28672, 16384²); the 64-wide tile's split of 3 x1.03-1.13 at M = 12-16
+///   (run 264).
 /// With MARLIN_DECODE_WARP_PRIVATE 0 or 2 every call's is kDecodeFixedPipeline.
 constexpr DecodePipeline select_decode_pipeline(int config, bool eight_rows, bool grouped, int m,
                                                 const Partition& part) {
@@ -449,9 +452,9 @@ constexpr DecodePipeline select_decode_pipeline(int config, bool eight_rows, boo
                ? DecodePipeline::kWarpPrivateA128
                : DecodePipeline::kWarpPrivate;
   }
-  return config == 0 && (grouped || !read_together)
-             ? DecodePipeline::kWarpPrivate  // the 128 x 128 tile
-             : DecodePipeline::kCtaWide;
+  if (config != 0) return DecodePipeline::kCtaWide;
+  if (grouped || !read_together) return DecodePipeline::kWarpPrivate;
+  return DecodePipeline::kWarpPrivateA128;
 }
 
 /// Whether the decode kernel (mma.sync, m_blocks 1) of configuration `config`, scale mode and
@@ -464,7 +467,8 @@ constexpr bool decode_pipeline_compiled(int config, bool grouped, bool eight_row
   const bool narrow = config == kNarrowDecodeConfig;
   switch (pipeline) {
     case DecodePipeline::kWarpPrivate: return eight_rows || config == 0;
-    case DecodePipeline::kWarpPrivateA128: return eight_rows && !grouped && (narrow || config == 0);
+    case DecodePipeline::kWarpPrivateA128:
+      return !grouped && (config == 0 || (eight_rows && narrow));
     case DecodePipeline::kCtaWide: return !eight_rows || (narrow && grouped);
   }
   return false;
