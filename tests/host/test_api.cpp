@@ -181,8 +181,8 @@ TEST(Heuristics, DecodePipelineFollowsThePartition) {
   if (marlin::kDecodeWarpPrivateMode == 1) {
     for (bool grouped : {false, true}) {
       // The eight-row kernels: warp-private; where the CTAs read A together, 128-byte K groups
-      // per-channel at M >= 2 on the 128 x 128 tile and on the 64-wide tile, whose grouped
-      // kernel is CTA-wide there.
+      // per-channel at M >= 2 on the 128 x 128 tile (and at M = 1 on its whole slices) and on
+      // the 64-wide tile, whose grouped kernel is CTA-wide there.
       for (int m = 1; m <= 8; ++m) {
         for (const Partition& p : apart) {
           EXPECT_EQ(select_decode_pipeline(0, true, grouped, m, p), kWarp);
@@ -191,7 +191,7 @@ TEST(Heuristics, DecodePipelineFollowsThePartition) {
         }
         for (const Partition& p : together) {
           EXPECT_EQ(select_decode_pipeline(0, true, grouped, m, p),
-                    grouped || m == 1 ? kWarp : kA128)
+                    grouped || (m == 1 && p.split == 2) ? kWarp : kA128)
               << m;
           EXPECT_EQ(select_decode_pipeline(kNarrow, true, grouped, m, p),
                     grouped ? kCta : (m == 1 ? kWarp : kA128))
