@@ -201,7 +201,8 @@ TEST(Heuristics, DecodePipelineFollowsThePartition) {
       }
       // The 16-row kernels: CTA-wide but on the 128 x 128 tile, warp-private there on its
       // striped runs and splits of 3 or more of any length and with group scales on every
-      // partition, per-channel with 128-byte K groups where the CTAs read A together.
+      // partition; per-channel with 128-byte K groups where the CTAs read A together, on the
+      // 128 x 128 and the 64-wide tiles.
       for (int m = 9; m <= 16; ++m) {
         for (const Partition& p : apart) {
           EXPECT_EQ(select_decode_pipeline(0, false, grouped, m, p), kWarp);
@@ -209,8 +210,13 @@ TEST(Heuristics, DecodePipelineFollowsThePartition) {
         for (const Partition& p : together) {
           EXPECT_EQ(select_decode_pipeline(0, false, grouped, m, p), grouped ? kWarp : kA128);
         }
-        for (const Partition& p : {whole, short_runs, long_runs, split2, split4, long_split}) {
+        for (const Partition& p : apart) {
           EXPECT_EQ(select_decode_pipeline(kNarrow, false, grouped, m, p), kCta);
+        }
+        for (const Partition& p : together) {
+          EXPECT_EQ(select_decode_pipeline(kNarrow, false, grouped, m, p), grouped ? kCta : kA128);
+        }
+        for (const Partition& p : {whole, short_runs, long_runs, split2, split4, long_split}) {
           EXPECT_EQ(select_decode_pipeline(kWide, false, grouped, m, p), kCta);
         }
       }
@@ -250,11 +256,11 @@ TEST(Heuristics, DecodePipelineFollowsThePartition) {
       }
     }
   }
-  // Two kernels per (tile, scale mode) in builds of one form; six more with the rule: the
+  // Two kernels per (tile, scale mode) in builds of one form; seven more with the rule: the
   // 128 x 128 tile's 16-row kernels warp-private (2), its per-channel 16-row and eight-row
-  // kernels with 128-byte K groups (2), the 64-wide tile's eight-row kernels with 128-byte K
-  // groups (per-channel) and CTA-wide (group scales).
-  EXPECT_EQ(compiled, 4 * marlin::kNumTileConfigs + (marlin::kDecodeWarpPrivateMode == 1 ? 6 : 0));
+  // kernels with 128-byte K groups (2), the 64-wide tile's per-channel 16-row and eight-row
+  // kernels with 128-byte K groups (2) and its grouped eight-row kernel CTA-wide (1).
+  EXPECT_EQ(compiled, 4 * marlin::kNumTileConfigs + (marlin::kDecodeWarpPrivateMode == 1 ? 7 : 0));
   EXPECT_EQ(unpicked, marlin::kDecodeWarpPrivateMode == 1 ? 2 : 0);
 }
 

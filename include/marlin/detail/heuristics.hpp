@@ -425,25 +425,27 @@ inline constexpr DecodePipeline kDecodeFixedPipeline =
 /// 1-16):
 /// - eight-row kernels: kWarpPrivate against kCtaWide x0.946-1.021 (run 261), the splits and
 ///   striped runs x0.94-1.00. Where the CTAs read A together, per-channel at M >= 2 on the 128 x
-///   128 tile and on the 64-wide tile, kWarpPrivateA128: against kWarpPrivate x0.89-1.01 (M =
-///   2-8), and x0.98-0.99 against kCtaWide (run 268); at M = 1 on the 64-wide tile
-///   x1.016-1.017 against kWarpPrivate in run 269, x0.999-1.006 in run 270, hence kWarpPrivate
-///   there; at M = 1 on the 128 x 128 tile (change 102, runs 298-299) x0.975-0.989 on whole
-///   slices at K = 4096-8192 (x1.000 at K = 2048) but x0.994-1.012 on splits of 2, hence
-///   kWarpPrivateA128 on its whole slices only; the 64-wide tile with group scales kCtaWide
-///   (x0.93-0.99 against kWarpPrivate, x0.98-0.99 against kWarpPrivateA128; run 268; with group
-///   scales the 128 x 128 tile's kWarpPrivateA128 measured x1.004-1.017 against kWarpPrivate at
-///   M = 2-8 in run 298);
-/// - 16-row kernels (M = 9-16): kWarpPrivate on the 128 x 128 tile's striped runs and splits of
-///   3 or more, and with group scales on its whole slices and splits of 2 too; per-channel there
-///   kWarpPrivateA128; kCtaWide on the other tiles. Run 268 measured runs of 8-20 tiles per
-///   CTA x0.96-0.99 and of 55-108 x1.00-1.04; after changes 95-99 run 293 (change 100) measured
-///   runs of 55-202 tiles x0.961-1.006 (median x0.979; 8192 x 57344, 28672 x 8192, 8192 x
-///   28672, 16384 x 53248), whole slices and splits of 2 with group scales x0.971-0.996 (4096 x
-///   28672, 16384²), per-channel x0.98 at M = 9 but x1.01-1.06 at M = 16; there
-///   kWarpPrivateA128 measured x0.927-0.979 against kCtaWide at M = 9-16 (run 296, change 101:
-///   4096 x 28672, 8192 x 28672, 16384²; with group scales x0.993-1.008 against kWarpPrivate,
-///   run 298); the 64-wide tile's split of 3 x1.03-1.13 at M = 12-16 (run 264).
+///   128 tile and on the 64-wide tile, kWarpPrivateA128: against kWarpPrivate x0.89-1.01 (M = 2-8),
+///   and x0.98-0.99 against kCtaWide (run 268); at M = 1 on the 64-wide tile x1.016-1.017 against
+///   kWarpPrivate in run 269, x0.999-1.006 in run 270, hence kWarpPrivate there; at M = 1 on the
+///   128 x 128 tile (change 102, runs 298-299) x0.975-0.989 on whole slices at K = 4096-8192
+///   (x1.000 at K = 2048) but x0.994-1.012 on splits of 2, hence kWarpPrivateA128 on its whole
+///   slices only (on the 64-wide tile's splits of 2 at M = 1 x1.004-1.016, run 301); the 64-wide
+///   tile with group scales kCtaWide (x0.93-0.99 against kWarpPrivate, x0.98-0.99 against
+///   kWarpPrivateA128; run 268; with group scales the 128 x 128 tile's kWarpPrivateA128 measured
+///   x1.004-1.017 against kWarpPrivate at M = 2-8 in run 298);
+/// - 16-row kernels (M = 9-16): kWarpPrivate on the 128 x 128 tile's striped runs and splits of 3
+///   or more, and with group scales on its whole slices and splits of 2 too; per-channel there
+///   kWarpPrivateA128, as on the 64-wide tile's whole slices and splits of 2 (change 103:
+///   x0.947-0.973 against kCtaWide on its splits of 2 at M = 12-16, 2048-4096 x 8192, run 301);
+///   kCtaWide otherwise. Run 268 measured runs of 8-20 tiles per CTA x0.96-0.99 and of 55-108
+///   x1.00-1.04; after changes 95-99 run 293 (change 100) measured runs of 55-202 tiles
+///   x0.961-1.006 (median x0.979; 8192 x 57344, 28672 x 8192, 8192 x 28672, 16384 x 53248), whole
+///   slices and splits of 2 with group scales x0.971-0.996 (4096 x 28672, 16384²), per-channel
+///   x0.98 at M = 9 but x1.01-1.06 at M = 16; there kWarpPrivateA128 measured x0.927-0.979 against
+///   kCtaWide at M = 9-16 (run 296, change 101: 4096 x 28672, 8192 x 28672, 16384²; with group
+///   scales x0.993-1.008 against kWarpPrivate, run 298); the 64-wide tile's split of 3 x1.03-1.13
+///   at M = 12-16 (run 264).
 /// With MARLIN_DECODE_WARP_PRIVATE 0 or 2 every call's is kDecodeFixedPipeline.
 constexpr DecodePipeline select_decode_pipeline(int config, bool eight_rows, bool grouped, int m,
                                                 const Partition& part) {
@@ -457,6 +459,9 @@ constexpr DecodePipeline select_decode_pipeline(int config, bool eight_rows, boo
                    (m >= 2 || (config == 0 && whole))
                ? DecodePipeline::kWarpPrivateA128
                : DecodePipeline::kWarpPrivate;
+  }
+  if (config == kNarrowDecodeConfig && !grouped && read_together) {
+    return DecodePipeline::kWarpPrivateA128;
   }
   if (config != 0) return DecodePipeline::kCtaWide;
   if (grouped || !read_together) return DecodePipeline::kWarpPrivate;
@@ -474,7 +479,7 @@ constexpr bool decode_pipeline_compiled(int config, bool grouped, bool eight_row
   switch (pipeline) {
     case DecodePipeline::kWarpPrivate: return eight_rows || config == 0;
     case DecodePipeline::kWarpPrivateA128:
-      return !grouped && (config == 0 || (eight_rows && narrow));
+      return !grouped && (config == 0 || narrow);
     case DecodePipeline::kCtaWide: return !eight_rows || (narrow && grouped);
   }
   return false;
