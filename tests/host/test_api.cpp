@@ -199,10 +199,10 @@ TEST(Heuristics, DecodePipelineFollowsThePartition) {
           EXPECT_EQ(select_decode_pipeline(kWide, true, grouped, m, p), kWarp);
         }
       }
-      // The 16-row kernels: CTA-wide but on the 128 x 128 tile, warp-private there on its
-      // striped runs and splits of 3 or more of any length and with group scales on every
-      // partition; per-channel with 128-byte K groups where the CTAs read A together, on the
-      // 128 x 128 and the 64-wide tiles.
+      // The 16-row kernels: per-channel with 128-byte K groups where the CTAs read A together
+      // on the 128 x 128 and the 64-wide tiles; otherwise warp-private on the 128 x 128 tile
+      // (striped runs and splits of 3 or more of any length, and every partition with group
+      // scales) and CTA-wide on the others.
       for (int m = 9; m <= 16; ++m) {
         for (const Partition& p : apart) {
           EXPECT_EQ(select_decode_pipeline(0, false, grouped, m, p), kWarp);

@@ -460,12 +460,10 @@ constexpr DecodePipeline select_decode_pipeline(int config, bool eight_rows, boo
                ? DecodePipeline::kWarpPrivateA128
                : DecodePipeline::kWarpPrivate;
   }
-  if (config == kNarrowDecodeConfig && !grouped && read_together) {
+  if (!grouped && read_together && (config == 0 || config == kNarrowDecodeConfig)) {
     return DecodePipeline::kWarpPrivateA128;
   }
-  if (config != 0) return DecodePipeline::kCtaWide;
-  if (grouped || !read_together) return DecodePipeline::kWarpPrivate;
-  return DecodePipeline::kWarpPrivateA128;
+  return config == 0 ? DecodePipeline::kWarpPrivate : DecodePipeline::kCtaWide;
 }
 
 /// Whether the decode kernel (mma.sync, m_blocks 1) of configuration `config`, scale mode and
@@ -478,8 +476,7 @@ constexpr bool decode_pipeline_compiled(int config, bool grouped, bool eight_row
   const bool narrow = config == kNarrowDecodeConfig;
   switch (pipeline) {
     case DecodePipeline::kWarpPrivate: return eight_rows || config == 0;
-    case DecodePipeline::kWarpPrivateA128:
-      return !grouped && (config == 0 || narrow);
+    case DecodePipeline::kWarpPrivateA128: return !grouped && (config == 0 || narrow);
     case DecodePipeline::kCtaWide: return !eight_rows || (narrow && grouped);
   }
   return false;
