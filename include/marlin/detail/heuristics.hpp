@@ -421,31 +421,34 @@ inline constexpr DecodePipeline kDecodeFixedPipeline =
 /// and costs where every CTA reads the same rows of A at once (whole slices, splits of 2), as
 /// each K group requests its 64 bytes (32 in the 64-wide tile) of each row on its own; there K
 /// groups of 128 bytes (kWarpPrivateA128) take A in as many requests as the CTA-wide pipeline.
-/// Measured on the H200 (bench/NOTES.md, changes 89-90; the bench layers and two off them, M =
-/// 1-16):
+/// The rule, where the CTAs read A apart / together:
+/// - eight-row kernels (M <= 8): kWarpPrivate / per-channel kWarpPrivateA128 on the 128 x 128
+///   tile (at M = 1 on its whole slices only) and on the 64-wide tile from M = 2, kCtaWide for the
+///   64-wide tile's grouped kernel, kWarpPrivate otherwise;
+/// - 16-row kernels (M = 9-16): on the 128 x 128 tile kWarpPrivate / per-channel
+///   kWarpPrivateA128, with group scales kWarpPrivate; on the 64-wide tile kCtaWide / per-channel
+///   kWarpPrivateA128, with group scales kCtaWide; on the 256-wide tile kCtaWide.
+/// Measured on the H200 (bench/NOTES.md, changes 89-90 and 100-103; the bench layers and others
+/// off them, M = 1-16; ratios are time against the other form, same call):
 /// - eight-row kernels: kWarpPrivate against kCtaWide x0.946-1.021 (run 261), the splits and
-///   striped runs x0.94-1.00. Where the CTAs read A together, per-channel at M >= 2 on the 128 x
-///   128 tile and on the 64-wide tile, kWarpPrivateA128: against kWarpPrivate x0.89-1.01 (M = 2-8),
-///   and x0.98-0.99 against kCtaWide (run 268); at M = 1 on the 64-wide tile x1.016-1.017 against
-///   kWarpPrivate in run 269, x0.999-1.006 in run 270, hence kWarpPrivate there; at M = 1 on the
-///   128 x 128 tile (change 102, runs 298-299) x0.975-0.989 on whole slices at K = 4096-8192
-///   (x1.000 at K = 2048) but x0.994-1.012 on splits of 2, hence kWarpPrivateA128 on its whole
-///   slices only (on the 64-wide tile's splits of 2 at M = 1 x1.004-1.016, run 301); the 64-wide
-///   tile with group scales kCtaWide (x0.93-0.99 against kWarpPrivate, x0.98-0.99 against
-///   kWarpPrivateA128; run 268; with group scales the 128 x 128 tile's kWarpPrivateA128 measured
-///   x1.004-1.017 against kWarpPrivate at M = 2-8 in run 298);
-/// - 16-row kernels (M = 9-16): kWarpPrivate on the 128 x 128 tile's striped runs and splits of 3
-///   or more, and with group scales on its whole slices and splits of 2 too; per-channel there
-///   kWarpPrivateA128, as on the 64-wide tile's whole slices and splits of 2 (change 103:
-///   x0.947-0.973 against kCtaWide on its splits of 2 at M = 12-16, 2048-4096 x 8192, run 301);
-///   kCtaWide otherwise. Run 268 measured runs of 8-20 tiles per CTA x0.96-0.99 and of 55-108
-///   x1.00-1.04; after changes 95-99 run 293 (change 100) measured runs of 55-202 tiles
-///   x0.961-1.006 (median x0.979; 8192 x 57344, 28672 x 8192, 8192 x 28672, 16384 x 53248), whole
-///   slices and splits of 2 with group scales x0.971-0.996 (4096 x 28672, 16384²), per-channel
-///   x0.98 at M = 9 but x1.01-1.06 at M = 16; there kWarpPrivateA128 measured x0.927-0.979 against
-///   kCtaWide at M = 9-16 (run 296, change 101: 4096 x 28672, 8192 x 28672, 16384²; with group
-///   scales x0.993-1.008 against kWarpPrivate, run 298); the 64-wide tile's split of 3 x1.03-1.13
-///   at M = 12-16 (run 264).
+///   striped runs x0.94-1.00. Read together, per-channel, kWarpPrivateA128 against kWarpPrivate
+///   x0.89-1.01 at M = 2-8 and x0.98-0.99 against kCtaWide (run 268); at M = 1 on the 128 x 128
+///   tile x0.975-0.989 on whole slices at K = 4096-8192 (x1.000 at K = 2048) but x0.994-1.012 on
+///   splits of 2 (change 102, runs 298-299), on the 64-wide tile x1.016-1.017 (run 269),
+///   x0.999-1.006 (run 270) and x1.004-1.010 on splits of 2 (run 301). With group scales the
+///   64-wide tile's kCtaWide against kWarpPrivate x0.93-0.99 and against kWarpPrivateA128
+///   x0.98-0.99 (run 268); the 128 x 128 tile's kWarpPrivateA128 against kWarpPrivate
+///   x1.004-1.017 at M = 2-8 (run 298).
+/// - 16-row kernels, the 128 x 128 tile: kWarpPrivate against kCtaWide on runs of 8-20 tiles per
+///   CTA x0.96-0.99 and of 55-108 x1.00-1.04 (run 268), after changes 95-99 on runs of 55-202
+///   tiles x0.961-1.006 (median x0.979; 8192 x 57344, 28672 x 8192, 8192 x 28672, 16384 x 53248)
+///   and read together with group scales x0.971-0.996 (4096 x 28672, 16384²), per-channel x0.98
+///   at M = 9 but x1.01-1.06 at M = 16 (run 293, change 100); read together per-channel
+///   kWarpPrivateA128 against kCtaWide x0.927-0.979 at M = 9-16 (run 296, change 101: 4096 x
+///   28672, 8192 x 28672, 16384²), with group scales against kWarpPrivate x0.993-1.008 (run 298).
+///   The 64-wide tile: kWarpPrivate against kCtaWide on its split of 3 x1.03-1.13 at M = 12-16
+///   (run 264); per-channel kWarpPrivateA128 against kCtaWide on its splits of 2 x0.947-0.973 at
+///   M = 12-16 (2048-4096 x 8192; run 301, change 103).
 /// With MARLIN_DECODE_WARP_PRIVATE 0 or 2 every call's is kDecodeFixedPipeline.
 constexpr DecodePipeline select_decode_pipeline(int config, bool eight_rows, bool grouped, int m,
                                                 const Partition& part) {
@@ -453,12 +456,13 @@ constexpr DecodePipeline select_decode_pipeline(int config, bool eight_rows, boo
   const bool read_together = part.split == 2 || (part.split == 0 && part.iters == part.k_tiles);
   if (eight_rows) {
     if (!read_together) return DecodePipeline::kWarpPrivate;
-    if (config == kNarrowDecodeConfig && grouped) return DecodePipeline::kCtaWide;
-    const bool whole = part.split == 0;
-    return (config == 0 || config == kNarrowDecodeConfig) && !grouped &&
-                   (m >= 2 || (config == 0 && whole))
-               ? DecodePipeline::kWarpPrivateA128
-               : DecodePipeline::kWarpPrivate;
+    if (grouped) {
+      return config == kNarrowDecodeConfig ? DecodePipeline::kCtaWide
+                                           : DecodePipeline::kWarpPrivate;
+    }
+    const bool a128 = config == kNarrowDecodeConfig ? m >= 2
+                                                    : config == 0 && (m >= 2 || part.split == 0);
+    return a128 ? DecodePipeline::kWarpPrivateA128 : DecodePipeline::kWarpPrivate;
   }
   if (!grouped && read_together && (config == 0 || config == kNarrowDecodeConfig)) {
     return DecodePipeline::kWarpPrivateA128;
