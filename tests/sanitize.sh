@@ -11,7 +11,8 @@
 # kernel's warp-private pipeline, striped and split of 4; 12 28672 4096 g128: the same kernel with
 # group scales on whole slices, bench/NOTES.md change 100; 16 28672 4096 -1: per-channel there with
 # K groups of 128 bytes, change 101; 16 8192 4096 -1: the 64-wide tile's 16-row kernel with K groups
-# of 128 bytes on a split of 2, change 103), one full 16-row tile, the 32-row tile
+# of 128 bytes on a split of 2, change 103; 8 57344 8192 -1: the 256-wide tile's whole slices
+# per-channel at 85 % of the CTAs, change 107), one full 16-row tile, the 32-row tile
 # (six stages, one barrier per two tiles: 24 4096 4096, 31 6144 1024), odd M across several 64-row
 # groups, large M (600: ten 64-row groups), both scale modes, a layer-sized K = N = 8192 (group
 # 128), small shapes that split one slice over many CTAs, and (sm_90a builds on an sm_90 GPU) the
@@ -57,6 +58,7 @@ shapes=(
   "12 28672 4096 128"
   "16 28672 4096 -1"
   "16 8192 4096 -1"
+  "8 57344 8192 -1"
   "24 4096 4096 128"
   "31 6144 1024 -1"
   "50 4096 8192 -1"

@@ -526,7 +526,8 @@ TEST(GemmDecode, EightRowKernelMatchesReference) {
 // (160 slices, 26 MiB) keeps striped runs; 8192 x 27136 (212 slices, 26 MiB) runs whole slices
 // per-channel only (80 % of the CTAs). Where the 128-wide tile has more slices than CTAs, the
 // 256-wide tile's whole slices: 2048 x 57344 (224 of them, 10 MiB) in both modes, 4096 x 57344
-// (20 MiB) per-channel only; the 128-wide tile's striped runs otherwise.
+// (20 MiB) per-channel only, 8192 x 57344 (224, 85 % of the CTAs, 40 MiB) per-channel at 1-8
+// rows only (the eight-row kernels, change 107); the 128-wide tile's striped runs otherwise.
 TEST(GemmDecode, WholeSlicesWhereFewCtasWouldIdleMatchReference) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
@@ -537,15 +538,18 @@ TEST(GemmDecode, WholeSlicesWhereFewCtasWouldIdleMatchReference) {
     int n, k;
     bool whole_grouped, whole_channel;
     int whole_tile_n;  // the tile's width where the plan is whole slices (128 otherwise)
+    bool eight_rows_only = false;  // whole slices at M <= 8 only
   };
   for (int g : {128, -1}) {
     for (const Case c : {Case{28672, 2048, true, true, 128}, Case{18944, 2048, true, true, 128},
                          Case{33792, 1024, true, true, 128}, Case{20480, 4096, false, false, 128},
                          Case{27136, 8192, false, true, 128}, Case{57344, 2048, true, true, 256},
-                         Case{57344, 4096, false, true, 256}}) {
-      const bool whole = g == -1 ? c.whole_channel : c.whole_grouped;
-      const int tile_n = whole ? c.whole_tile_n : 128;
+                         Case{57344, 4096, false, true, 256},
+                         Case{57344, 8192, false, true, 256, true}}) {
       for (int m : {1, 8, 16}) {
+        const bool whole = (g == -1 ? c.whole_channel : c.whole_grouped) &&
+                           (m <= 8 || !c.eight_rows_only);
+        const int tile_n = whole ? c.whole_tile_n : 128;
         const Shape s{m, c.n, c.k, g};
         SCOPED_TRACE(trace_of(s));
         marlin::detail::Plan plan;

@@ -272,7 +272,7 @@ TEST(Heuristics, DecodeWholeSlicesWhereTheIdleCtasWouldStreamFewBytes) {
   // bytes the idle CTAs would have streamed: (264 - slices) x K x 64.
   constexpr int kCapacity = 264;
   const auto whole = [](int slices, int k, bool grouped) {
-    return use_decode_whole_slices(1, slices, kCapacity, k, 128, grouped);
+    return use_decode_whole_slices(1, slices, kCapacity, k, 128, grouped, false);
   };
   for (bool grouped : {true, false}) {
     SCOPED_TRACE(grouped ? "group scales" : "per-channel");
@@ -285,8 +285,8 @@ TEST(Heuristics, DecodeWholeSlicesWhereTheIdleCtasWouldStreamFewBytes) {
     EXPECT_FALSE(whole(22528 / 128, 8192, grouped));  // 176: 44 MiB
     EXPECT_FALSE(whole(131, 128, grouped));           // fewer slices than half the CTAs
     // Only the decode tiles (m_blocks 1); the 32-64-row mma.sync tiles keep striped runs.
-    EXPECT_FALSE(use_decode_whole_slices(2, 224, kCapacity, 2048, 128, grouped));
-    EXPECT_FALSE(use_decode_whole_slices(4, 224, kCapacity, 2048, 128, grouped));
+    EXPECT_FALSE(use_decode_whole_slices(2, 224, kCapacity, 2048, 128, grouped, false));
+    EXPECT_FALSE(use_decode_whole_slices(4, 224, kCapacity, 2048, 128, grouped, false));
   }
   // Group scales: at most 16 MiB (exactly 16 MiB holds, a K tile more does not).
   EXPECT_TRUE(whole(25600 / 128, 4096, true));     // 200 slices: 16 MiB
@@ -302,18 +302,35 @@ TEST(Heuristics, DecodeWholeSlicesWhereTheIdleCtasWouldStreamFewBytes) {
   EXPECT_TRUE(whole(27136 / 128, 8192, false));    // 212 (80.3 %): 26 MiB
   EXPECT_TRUE(whole(29696 / 128, 16384, false));   // 232: 32 MiB
   EXPECT_FALSE(whole(211, 16384, false));          // 79.9 %: 53 MiB
-  // The idle bytes of a 64-wide tile count its own width.
-  EXPECT_TRUE(use_decode_whole_slices(1, 200, kCapacity, 8192, 64, true));  // 16 MiB
-  EXPECT_FALSE(use_decode_whole_slices(1, 200, kCapacity, 8192, 128, true));
-  // The 256-wide tile (make_plan's wide whole slices): the bytes alone, per-channel too.
-  for (bool grouped : {true, false}) {
-    EXPECT_TRUE(use_decode_whole_slices(1, 57344 / 256, kCapacity, 2048, 256, grouped));  // 10
-    EXPECT_TRUE(use_decode_whole_slices(1, 65536 / 256, kCapacity, 8192, 256, grouped));  // 8
-    EXPECT_FALSE(use_decode_whole_slices(1, 57344 / 256, kCapacity, 8192, 256, grouped));  // 40
+  // The idle bytes of a 64-wide tile count its own width; the eight-row kernels take the same
+  // whole slices on tiles at most 128 wide.
+  for (bool eight_rows : {false, true}) {
+    EXPECT_TRUE(use_decode_whole_slices(1, 200, kCapacity, 8192, 64, true, eight_rows));  // 16 MiB
+    EXPECT_FALSE(use_decode_whole_slices(1, 200, kCapacity, 8192, 128, true, eight_rows));
+    EXPECT_TRUE(use_decode_whole_slices(1, 212, kCapacity, 8192, 128, false, eight_rows));
+    EXPECT_FALSE(use_decode_whole_slices(1, 211, kCapacity, 16384, 128, false, eight_rows));
   }
-  EXPECT_FALSE(use_decode_whole_slices(1, 57344 / 256, kCapacity, 4096, 256, true));  // 20 MiB
-  EXPECT_TRUE(use_decode_whole_slices(1, 57344 / 256, kCapacity, 4096, 256, false));
-  EXPECT_FALSE(use_decode_whole_slices(1, 61440 / 256, kCapacity, 16384, 256, false));  // 91 %
+  // The 256-wide tile (make_plan's wide whole slices): the bytes alone with group scales and
+  // for the 16-row kernels; per-channel eight-row kernels also from 84 % of the CTAs.
+  const auto wide = [](int n, int k, bool grouped, bool eight_rows) {
+    return use_decode_whole_slices(1, n / 256, kCapacity, k, 256, grouped, eight_rows);
+  };
+  for (bool grouped : {true, false}) {
+    for (bool eight_rows : {false, true}) {
+      EXPECT_TRUE(wide(57344, 2048, grouped, eight_rows));  // 224 slices: 10 MiB
+      EXPECT_TRUE(wide(65536, 8192, grouped, eight_rows));  // 256: 8 MiB
+    }
+    EXPECT_FALSE(wide(57344, 8192, grouped, false));  // 40 MiB
+    EXPECT_EQ(wide(57344, 8192, grouped, true), !grouped);  // 85 %
+    EXPECT_EQ(wide(61440, 16384, grouped, true), !grouped);  // 240 slices (91 %): 48 MiB
+    EXPECT_FALSE(wide(55296, 12288, grouped, true));  // 216 (81.8 %): 72 MiB
+    EXPECT_FALSE(wide(54272, 4096, grouped, true));   // 212 (80.3 %): 26 MiB
+    EXPECT_FALSE(wide(53248, 16384, grouped, true));  // 208 (79 %): 112 MiB
+    EXPECT_FALSE(wide(67840, 1024, grouped, true));   // 265: more than a wave
+  }
+  EXPECT_FALSE(wide(57344, 4096, true, false));  // 20 MiB
+  EXPECT_TRUE(wide(57344, 4096, false, false));
+  EXPECT_FALSE(wide(61440, 16384, false, false));  // 91 %, 16 rows
 }
 
 TEST(Heuristics, ChosenTileAlwaysDividesN) {

@@ -398,6 +398,10 @@ inline constexpr long long kDecodeWholeIdleBytesChannel = 24LL << 20;
 /// Fewest slices, in percent of the resident CTAs, from which per-channel decode calls on tiles
 /// at most 128 wide take whole slices whatever their idle bytes.
 inline constexpr int kDecodeWholeChannelFillPct = 80;
+/// The same for the 256-wide decode tile, its eight-row kernels only (M <= 8): measured to
+/// gain from 224 slices of 264 (84.8 %) and to lose at 216 (81.8 %) (bench/NOTES.md, change
+/// 107, run 305).
+inline constexpr int kDecodeWholeWideFillPct = 84;
 /// The decode tile 256 columns wide (kTileConfigs[kWideDecodeConfig], 64 deep) whose whole
 /// slices make_plan takes where the 128-wide tile has more slices than resident CTAs and
 /// use_decode_whole_slices holds for the wide tile's (bench/NOTES.md, change 88). Build with
@@ -502,27 +506,33 @@ constexpr DecodePipeline decode_planning_pipeline(bool eight_rows) {
 /// workspace end (partials, slice counters, the last arrival's sum), but leave capacity -
 /// slices CTAs without work, so that the SMs that run two slices set the time. The measure of
 /// that loss is the bytes those CTAs would have streamed, (capacity - slices) x k x tile_n / 2:
-/// whole slices where it is at most kDecodeWholeIdleBytesGrouped (16 MiB) with group scales
-/// and kDecodeWholeIdleBytesChannel (24 MiB) per-channel, and per-channel on tiles at most 128
-/// wide from kDecodeWholeChannelFillPct (80 %) of the capacity whatever the bytes: two CTAs of
-/// the per-channel loop stream an SM's slices faster than its even share of the bandwidth (~38
-/// GB/s against ~32; ~30 with group scales). (The 256-wide tile's whole slices were mixed there,
-/// x0.94-1.08 and slower at 12-16 rows: run 250.) Measured on the H200 (bench/NOTES.md, change 87;
-/// runs 247, 253 and 254; M = 1-16, 128-wide slices against 264 resident CTAs, K =
-/// 2048-16384, 148-256 slices): with group scales every layer at or below 16 MiB gained
-/// (x0.79-0.99), 16.5-20 MiB were even (x0.99-1.04) and from 22 MiB every one lost
-/// (x1.02-1.25); per-channel x0.76-1.00 at or below 24 MiB, x0.93-1.04 at 80 % or more above
-/// it (14336 x 27648 x1.04 at M = 16), and x0.96-1.18 elsewhere.
+/// whole slices where it is at most kDecodeWholeIdleBytesGrouped (16 MiB) with group scales and
+/// kDecodeWholeIdleBytesChannel (24 MiB) per-channel, and per-channel from
+/// kDecodeWholeChannelFillPct (80 %) of the capacity whatever the bytes on tiles at most 128 wide,
+/// and from kDecodeWholeWideFillPct (84 %) on the 256-wide tile for the `eight_rows` kernels
+/// (use_eight_row_kernel): two CTAs of the per-channel loop stream an SM's slices faster than its
+/// even share of the bandwidth (~38 GB/s against ~32; ~30 with group scales). Measured on the H200
+/// (bench/NOTES.md, change 87; runs 247, 253 and 254; M = 1-16, 128-wide slices against 264
+/// resident CTAs, K = 2048-16384, 148-256 slices): with group scales every layer at or below 16 MiB
+/// gained (x0.79-0.99), 16.5-20 MiB were even (x0.99-1.04) and from 22 MiB every one lost
+/// (x1.02-1.25); per-channel x0.76-1.00 at or below 24 MiB, x0.93-1.04 at 80 % or more above it
+/// (14336 x 27648 x1.04 at M = 16), and x0.96-1.18 elsewhere. The 256-wide tile's whole slices at
+/// 85 % of the capacity against 128-wide striped runs (8192 x 57344, run 304, change 107):
+/// per-channel x0.955-0.977 at M = 1-8, x1.02 at M = 12-16 (its 16-row kernel CTA-wide), with group
+/// scales x1.02-1.10; the eight-row kernels' whole slices there on five layers of 55296-61440
+/// columns (run 305, change 107): x0.95-0.99 from 224 slices (84.8 %; 16384 x 57344 x1.007 at M =
+/// 1), x0.99-1.02 at 216 (12288 x 55296, M = 1-8).
 constexpr bool use_decode_whole_slices(int m_blocks, int slices, int capacity, int k,
-                                       int tile_n, bool grouped) {
+                                       int tile_n, bool grouped, bool eight_rows) {
   if (kDecodeWholeSlices == 0 || m_blocks != 1 || slices > capacity || slices < 1) return false;
   if (kDecodeWholeSlices == 2) return true;
   if (2 * slices < capacity) return false;
   const long long idle = static_cast<long long>(capacity - slices) * k * tile_n / 2;
   if (grouped) return idle <= kDecodeWholeIdleBytesGrouped;
-  return idle <= kDecodeWholeIdleBytesChannel ||
-         (tile_n <= 128 &&
-          100LL * slices >= static_cast<long long>(kDecodeWholeChannelFillPct) * capacity);
+  if (idle <= kDecodeWholeIdleBytesChannel) return true;
+  const long long fill = 100LL * slices;
+  if (tile_n <= 128) return fill >= static_cast<long long>(kDecodeWholeChannelFillPct) * capacity;
+  return eight_rows && fill >= static_cast<long long>(kDecodeWholeWideFillPct) * capacity;
 }
 
 /// Resident capacity of a kernel on one device: clusters[s] clusters of s CTAs fit at once

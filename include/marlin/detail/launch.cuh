@@ -937,22 +937,24 @@ Status plan_partition(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
     return Status::kSuccess;
   }
   // Decode calls whose slices leave few resident CTAs idle: one CTA per slice.
-  if (use_decode_whole_slices(plan.m_blocks, slices, capacity, args.k, tile.tile_n(), grouped)) {
+  if (use_decode_whole_slices(plan.m_blocks, slices, capacity, args.k, tile.tile_n(), grouped,
+                              plan.eight_rows)) {
     set_whole_slices(args, plan);
     return Status::kSuccess;
   }
   // More 128-wide decode slices than resident CTAs: the 256-wide tile's whole slices where they
   // leave few CTAs idle; striped runs of the 128-wide tile otherwise. The rule is first asked
   // with the 128-wide kernel's capacity (the same on the H200), so that the calls it leaves
-  // striped (the grid's 8192 x 57344) take no second kernel; where only the wide kernel's own
-  // capacity would pass it, the call keeps its striped runs. (K % 128 == 0, so the wide tile's
-  // 64-deep K tiles divide it.)
+  // striped (the grid's 8192 x 57344 at M = 9-16 and with group scales) take no second kernel;
+  // where only the wide kernel's own capacity would pass it, the call keeps its striped runs.
+  // (K % 128 == 0, so the wide tile's 64-deep K tiles divide it.)
   if constexpr (std::is_same_v<Config, AutoTile>) {
     const TileConfig wide = kTileConfigs[kWideDecodeConfig];
     const int wide_slices = args.n / wide.tile_n();
     if (kDecodeWideWhole && plan.config == 0 && plan.m_blocks == 1 && slices > capacity &&
         args.n % wide.tile_n() == 0 &&
-        use_decode_whole_slices(1, wide_slices, capacity, args.k, wide.tile_n(), grouped)) {
+        use_decode_whole_slices(1, wide_slices, capacity, args.k, wide.tile_n(), grouped,
+                                plan.eight_rows)) {
       const Plan striped = plan;
       const Status st = take(kWideDecodeConfig, 1, false, false);
       if (st != Status::kSuccess && st != Status::kErrorInsufficientSharedMemory) return st;
@@ -960,7 +962,7 @@ Status plan_partition(const GemmArgs& args, const DeviceInfo& dev, Plan& plan) {
           (fit_per_sm < kMaxCtasPerSm ? fit_per_sm : kMaxCtasPerSm) * dev.sm_count;
       if (st == Status::kSuccess && fit_per_sm >= 1 &&
           use_decode_whole_slices(1, wide_slices, wide_capacity, args.k, wide.tile_n(),
-                                  grouped)) {
+                                  grouped, plan.eight_rows)) {
         set_whole_slices(args, plan);
         return Status::kSuccess;
       }
