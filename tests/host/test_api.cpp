@@ -302,14 +302,34 @@ TEST(Heuristics, DecodeWholeSlicesWhereTheIdleCtasWouldStreamFewBytes) {
   EXPECT_TRUE(whole(27136 / 128, 8192, false));    // 212 (80.3 %): 26 MiB
   EXPECT_TRUE(whole(29696 / 128, 16384, false));   // 232: 32 MiB
   EXPECT_FALSE(whole(211, 16384, false));          // 79.9 %: 53 MiB
-  // The idle bytes of a 64-wide tile count its own width; the eight-row kernels take the same
-  // whole slices on tiles at most 128 wide.
+  // The idle bytes of a 64-wide tile count its own width; these take the same whole slices
+  // for the eight-row kernels.
   for (bool eight_rows : {false, true}) {
     EXPECT_TRUE(use_decode_whole_slices(1, 200, kCapacity, 8192, 64, true, eight_rows));  // 16 MiB
     EXPECT_FALSE(use_decode_whole_slices(1, 200, kCapacity, 8192, 128, true, eight_rows));
     EXPECT_TRUE(use_decode_whole_slices(1, 212, kCapacity, 8192, 128, false, eight_rows));
     EXPECT_FALSE(use_decode_whole_slices(1, 211, kCapacity, 16384, 128, false, eight_rows));
   }
+  // The 128-wide tile's eight-row kernels from 70 % of the CTAs: at most 20 MiB with group
+  // scales and 32 MiB per-channel (change 111); below 70 % and on the 64-wide tile 16 and 24.
+  const auto whole8 = [](int slices, int k, bool grouped) {
+    return use_decode_whole_slices(1, slices, kCapacity, k, 128, grouped, true);
+  };
+  EXPECT_TRUE(whole8(24576 / 128, 4096, true));    // 192 slices: 18 MiB
+  EXPECT_TRUE(whole8(28672 / 128, 8192, true));    // 224: exactly 20 MiB
+  EXPECT_FALSE(whole8(28672 / 128, 8320, true));   // 20.3 MiB
+  EXPECT_FALSE(whole8(24576 / 128, 5120, true));   // 22.5 MiB
+  EXPECT_FALSE(whole8(20480 / 128, 4096, false));  // 160 (61 %): 26 MiB
+  EXPECT_FALSE(whole8(17920 / 128, 2560, true));   // 140 (53 %): 19.4 MiB
+  EXPECT_TRUE(whole8(185, 4096, true));            // 70.1 %: 19.75 MiB
+  EXPECT_FALSE(whole8(184, 4096, true));           // 69.7 %: 20 MiB
+  EXPECT_TRUE(whole8(184, 3200, true));            // 69.7 %: 15.6 MiB, the general limit
+  EXPECT_TRUE(whole8(24576 / 128, 7168, false));   // 31.5 MiB
+  EXPECT_TRUE(whole8(25600 / 128, 8192, false));   // 200: exactly 32 MiB
+  EXPECT_FALSE(whole8(25600 / 128, 8320, false));  // 32.5 MiB, 76 %
+  EXPECT_FALSE(whole8(24576 / 128, 8192, false));  // 36 MiB
+  EXPECT_FALSE(use_decode_whole_slices(1, 192, kCapacity, 8192, 64, true, true));   // 18 MiB
+  EXPECT_FALSE(use_decode_whole_slices(1, 192, kCapacity, 14336, 64, false, true));  // 31.5
   // The 256-wide tile (make_plan's wide whole slices): the bytes alone with group scales and
   // for the 16-row kernels; per-channel eight-row kernels also from 84 % of the CTAs.
   const auto wide = [](int n, int k, bool grouped, bool eight_rows) {

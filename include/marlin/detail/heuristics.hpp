@@ -395,6 +395,15 @@ static_assert(kDecodeWholeSlices >= 0 && kDecodeWholeSlices <= 2,
 /// which use_decode_whole_slices holds: with group scales, and per-channel.
 inline constexpr long long kDecodeWholeIdleBytesGrouped = 16LL << 20;
 inline constexpr long long kDecodeWholeIdleBytesChannel = 24LL << 20;
+/// The same limits for the 128-wide tile's eight-row kernels (M <= 8) where the slices fill at
+/// least kDecodeWholeEightRowFillPct (70 %) of the resident CTAs: there whole slices measured
+/// faster than striped runs past the limits above (bench/NOTES.md, change 111, runs 306 and
+/// 309, 192 and 224 slices of 264: with group scales x0.97-1.005 at 17.5-20 MiB and slower
+/// from 22.5 MiB; per-channel x0.93-0.99 at 27-31.5 MiB); at 140 and 160 slices (53 and 61 %)
+/// they lost at M = 1-4 (x1.00-1.08).
+inline constexpr long long kDecodeWholeIdleBytesGroupedEightRows = 20LL << 20;
+inline constexpr long long kDecodeWholeIdleBytesChannelEightRows = 32LL << 20;
+inline constexpr int kDecodeWholeEightRowFillPct = 70;
 /// Fewest slices, in percent of the resident CTAs, from which per-channel decode calls on tiles
 /// at most 128 wide take whole slices whatever their idle bytes.
 inline constexpr int kDecodeWholeChannelFillPct = 80;
@@ -507,7 +516,8 @@ constexpr DecodePipeline decode_planning_pipeline(bool eight_rows) {
 /// slices CTAs without work, so that the SMs that run two slices set the time. The measure of
 /// that loss is the bytes those CTAs would have streamed, (capacity - slices) x k x tile_n / 2:
 /// whole slices where it is at most kDecodeWholeIdleBytesGrouped (16 MiB) with group scales and
-/// kDecodeWholeIdleBytesChannel (24 MiB) per-channel, and per-channel from
+/// kDecodeWholeIdleBytesChannel (24 MiB) per-channel (20 and 32 MiB for the 128-wide tile's
+/// `eight_rows` kernels from 70 % of the capacity), and per-channel from
 /// kDecodeWholeChannelFillPct (80 %) of the capacity whatever the bytes on tiles at most 128 wide,
 /// and from kDecodeWholeWideFillPct (84 %) on the 256-wide tile for the `eight_rows` kernels
 /// (use_eight_row_kernel): two CTAs of the per-channel loop stream an SM's slices faster than its
@@ -520,16 +530,25 @@ constexpr DecodePipeline decode_planning_pipeline(bool eight_rows) {
 /// 85 % of the capacity against 128-wide striped runs (8192 x 57344, run 304, change 107):
 /// per-channel x0.955-0.977 at M = 1-8, x1.02 at M = 12-16 (its 16-row kernel CTA-wide), with group
 /// scales x1.02-1.10; the eight-row kernels' whole slices there on five layers of 55296-61440
-/// columns (run 305, change 107): x0.95-0.99 from 224 slices (84.8 %; 16384 x 57344 x1.007 at M =
-/// 1), x0.99-1.02 at 216 (12288 x 55296, M = 1-8).
+/// columns (run 305, change 107): x0.953-1.010 from 224 slices (84.8 %; above 1.00 only at M = 1
+/// on 16384 x 57344 and 8192 x 59136), x0.99-1.02 at 216 (12288 x 55296, M = 1-8).
 constexpr bool use_decode_whole_slices(int m_blocks, int slices, int capacity, int k,
                                        int tile_n, bool grouped, bool eight_rows) {
   if (kDecodeWholeSlices == 0 || m_blocks != 1 || slices > capacity || slices < 1) return false;
   if (kDecodeWholeSlices == 2) return true;
   if (2 * slices < capacity) return false;
   const long long idle = static_cast<long long>(capacity - slices) * k * tile_n / 2;
-  if (grouped) return idle <= kDecodeWholeIdleBytesGrouped;
-  if (idle <= kDecodeWholeIdleBytesChannel) return true;
+  const bool eight_row_limits =
+      eight_rows && tile_n == 128 &&
+      100LL * slices >= static_cast<long long>(kDecodeWholeEightRowFillPct) * capacity;
+  if (grouped) {
+    return idle <= (eight_row_limits ? kDecodeWholeIdleBytesGroupedEightRows
+                                     : kDecodeWholeIdleBytesGrouped);
+  }
+  if (idle <= (eight_row_limits ? kDecodeWholeIdleBytesChannelEightRows
+                                : kDecodeWholeIdleBytesChannel)) {
+    return true;
+  }
   const long long fill = 100LL * slices;
   if (tile_n <= 128) return fill >= static_cast<long long>(kDecodeWholeChannelFillPct) * capacity;
   return eight_rows && fill >= static_cast<long long>(kDecodeWholeWideFillPct) * capacity;
