@@ -521,34 +521,37 @@ TEST(GemmDecode, EightRowKernelMatchesReference) {
 // Changes 86-88 (heuristics.hpp use_decode_whole_slices): a decode call without a cluster split
 // whose idle resident CTAs would have streamed few bytes runs one CTA per slice and needs no
 // workspace. On an H200 (264 resident decode CTAs, 128-wide slices), K x N 2048 x 28672 (224
-// slices, 5 MiB idle), 2048 x 18944 (148 slices, 14.5 MiB) and 1024 x 33792 (264, exactly one
-// wave) do in both scale modes, at 1 and 8 rows (the eight-row kernels) and at 16; 4096 x 20480
-// (160 slices, 26 MiB) keeps striped runs; 8192 x 27136 (212 slices, 26 MiB) runs whole slices
-// per-channel only (80 % of the CTAs). Where the 128-wide tile has more slices than CTAs, the
-// 256-wide tile's whole slices: 2048 x 57344 (224 of them, 10 MiB) in both modes, 4096 x 57344
-// (20 MiB) per-channel only, 8192 x 57344 (224, 85 % of the CTAs, 40 MiB) per-channel at 1-8
-// rows only (the eight-row kernels, change 107); the 128-wide tile's striped runs otherwise.
+// slices, 5 MiB idle), 2048 x 18944 (148 slices, 14.5 MiB) and 1024 x 33792 (264, exactly one wave)
+// do in both scale modes, at 1 and 8 rows (the eight-row kernels) and at 16; 4096 x 20480 (160
+// slices, 26 MiB) keeps striped runs; 8192 x 27136 (212 slices, 26 MiB) runs whole slices
+// per-channel only (80 % of the CTAs); 4096 x 24576 (192 slices, 73 %, 18 MiB) per-channel at every
+// M and with group scales at 1 and 8 rows only (the eight-row kernels' 20 MiB, change 111). Where
+// the 128-wide tile has more slices than CTAs, the 256-wide tile's whole slices: 2048 x 57344 (224
+// of them, 10 MiB) in both modes, 4096 x 57344 (20 MiB) per-channel only, 8192 x 57344 (224, 85 %
+// of the CTAs, 40 MiB) per-channel at 1-8 rows only (the eight-row kernels, change 107); the
+// 128-wide tile's striped runs otherwise.
 TEST(GemmDecode, WholeSlicesWhereFewCtasWouldIdleMatchReference) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
   const bool h200 = dev.cluster && dev.sm_count == 132 && marlin::detail::kClusterSplit &&
                     marlin::detail::kDecodeWholeSlices == 1 && marlin::detail::kDecodeWideWhole;
+  enum Whole { kNever, kEightRows, kAlways };  // whole slices at no M, at M <= 8 only, at every M
   struct Case {
     int n, k;
-    bool whole_grouped, whole_channel;
+    Whole whole_grouped, whole_channel;
     int whole_tile_n;  // the tile's width where the plan is whole slices (128 otherwise)
-    bool eight_rows_only = false;  // whole slices at M <= 8 only
   };
   for (int g : {128, -1}) {
-    for (const Case c : {Case{28672, 2048, true, true, 128}, Case{18944, 2048, true, true, 128},
-                         Case{33792, 1024, true, true, 128}, Case{20480, 4096, false, false, 128},
-                         Case{27136, 8192, false, true, 128}, Case{57344, 2048, true, true, 256},
-                         Case{57344, 4096, false, true, 256},
-                         Case{57344, 8192, false, true, 256, true}}) {
+    for (const Case c :
+         {Case{28672, 2048, kAlways, kAlways, 128}, Case{18944, 2048, kAlways, kAlways, 128},
+          Case{33792, 1024, kAlways, kAlways, 128}, Case{20480, 4096, kNever, kNever, 128},
+          Case{27136, 8192, kNever, kAlways, 128}, Case{24576, 4096, kEightRows, kAlways, 128},
+          Case{57344, 2048, kAlways, kAlways, 256}, Case{57344, 4096, kNever, kAlways, 256},
+          Case{57344, 8192, kNever, kEightRows, 256}}) {
       for (int m : {1, 8, 16}) {
-        const bool whole = (g == -1 ? c.whole_channel : c.whole_grouped) &&
-                           (m <= 8 || !c.eight_rows_only);
+        const Whole rule = g == -1 ? c.whole_channel : c.whole_grouped;
+        const bool whole = rule == kAlways || (rule == kEightRows && m <= 8);
         const int tile_n = whole ? c.whole_tile_n : 128;
         const Shape s{m, c.n, c.k, g};
         SCOPED_TRACE(trace_of(s));
