@@ -5,7 +5,8 @@
 // cuBLAS fp16 (cublasGemmEx, fp32 accumulation) in the same iterations, reports both and the
 // floor (memory or mma.sync, from the device copy bandwidth measured at start-up), and the
 // relative error of marlin against cuBLAS with fp32 output and against cuBLAS's own fp16 output
-// on the same dequantized weights.
+// on the same dequantized weights, and the SM clock sampled (NVML) while each library's timed
+// batches ran.
 // The method (rotation, batches, medians) is in bench/README.md, after the project's MEASURING.md.
 #include <benchmark/benchmark.h>
 #include <cublas_v2.h>
@@ -216,6 +217,7 @@ struct CaseResult {
   int marlin_copies = 0;  // rotation copies
   int cublas_copies = 0;
   std::vector<std::vector<std::pair<double, double>>> reps;  // [rep][iter] {marlin, cuBLAS} us
+  std::vector<std::pair<ClockStats, ClockStats>> clocks;  // [rep] {marlin, cuBLAS} SM clock
   std::vector<double> marlin_host_us, cublas_host_us;  // host us per call, every timed batch
   double plan_host_us = 0.0;  // host us per marlin::workspace_bytes call (planning, no launch)
   std::string plan;           // the launch marlin::gemm<> plans (plan_summary)
@@ -281,6 +283,8 @@ struct Context {
   bool constant_weights = false;
   DeviceBuffer flush, flush_sink;
   int flush_blocks = 0;
+  // The SM clock sampler the timer uses; null with MARLIN_BENCH_CLOCKS=0 or without NVML.
+  std::unique_ptr<ClockSampler> clocks;
 
   Context() {
     cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -460,16 +464,19 @@ void measure_case(Context& ctx, const Case& cs, int repetitions, int iterations,
   r.cublas_batch = ctx.isolated ? kIsolatedBatch : batch_for(time_batch(run_cublas, 3));
 
   r.reps.assign(repetitions, {});
-  for (auto& rep : r.reps) {
+  r.clocks.assign(repetitions, {});
+  for (int j = 0; j < repetitions; ++j) {
     time_batch(run_marlin, r.marlin_batch);  // warm-up, untimed
     time_batch(run_cublas, r.cublas_batch);
     // Both libraries in every iteration, so that they see the same clocks and temperature.
     for (int i = 0; i < iterations; ++i) {
       const double marlin_us = time_batch(run_marlin, r.marlin_batch);
       r.marlin_host_us.push_back(ctx.timer->last_host_us());
+      r.clocks[j].first.merge(ctx.timer->last_clock());
       const double cublas_us = time_batch(run_cublas, r.cublas_batch);
       r.cublas_host_us.push_back(ctx.timer->last_host_us());
-      rep.emplace_back(marlin_us, cublas_us);
+      r.clocks[j].second.merge(ctx.timer->last_clock());
+      r.reps[j].emplace_back(marlin_us, cublas_us);
     }
   }
 
@@ -521,7 +528,8 @@ void run_case(benchmark::State& state, const Case& cs) {
     return;
   }
   // Repetition `next_rep` of the stored ones (wraps around if run more often than measured).
-  const auto& rep = r.reps[r.next_rep++ % r.reps.size()];
+  const std::size_t rep_index = r.next_rep++ % r.reps.size();
+  const auto& rep = r.reps[rep_index];
   std::size_t i = 0;
   double marlin_sum = 0.0, cublas_sum = 0.0;
   for (auto _ : state) {
@@ -550,6 +558,17 @@ void run_case(benchmark::State& state, const Case& cs) {
   state.counters["rel_err_fp16"] = r.accuracy.rel_floor;
   state.counters["rel_err_cublas"] = r.accuracy.rel_err_cublas;
   state.counters["cublas_rel_err"] = r.accuracy.cublas_rel_err;
+  // The SM clock over this repetition's timed batches (none without a sampler): marlin's mean
+  // and lowest sample in MHz and its shares of samples under the power cap and under another
+  // slowdown; cuBLAS's mean and power-cap share.
+  if (const auto& [mc, cc] = r.clocks[rep_index]; mc.samples > 0 && cc.samples > 0) {
+    state.counters["sm_mhz"] = mc.mean_mhz();
+    state.counters["sm_mhz_min"] = mc.min_mhz;
+    state.counters["power_capped"] = mc.power_capped_share();
+    state.counters["slowed"] = mc.slowed_share();
+    state.counters["cublas_sm_mhz"] = cc.mean_mhz();
+    state.counters["cublas_power_capped"] = cc.power_capped_share();
+  }
   state.SetLabel("plan " + r.plan + " copies " + std::to_string(r.marlin_copies) + "/" +
                  std::to_string(r.cublas_copies) + " batch " +
                  std::to_string(r.marlin_batch) + "/" + std::to_string(r.cublas_batch));
@@ -777,6 +796,24 @@ int main(int argc, char** argv) {
     const char* constant = std::getenv("MARLIN_BENCH_CONSTANT_WEIGHTS");
     ctx.constant_weights =
         constant != nullptr && *constant != '\0' && std::strcmp(constant, "0") != 0;
+    // MARLIN_BENCH_CLOCKS=0: no clock sampling (to check that sampling moves no time).
+    const char* clocks = std::getenv("MARLIN_BENCH_CLOCKS");
+    std::string clock_note = "off (MARLIN_BENCH_CLOCKS=0)";
+    if (clocks == nullptr || std::strcmp(clocks, "0") != 0) {
+      char bus_id[32] = {};
+      cuda_check(cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), device), "cudaDeviceGetPCIBusId");
+      ctx.clocks = std::make_unique<ClockSampler>(bus_id);
+      if (ctx.clocks->available()) {
+        ctx.timer->set_clock_sampler(ctx.clocks.get());
+        clock_note = "NVML, every " + std::to_string(BatchTimer::kClockSamplePeriod.count()) +
+                     " us during each timed batch";
+      } else {
+        clock_note = "unavailable: " + ctx.clocks->why_unavailable();
+        std::fprintf(stderr, "marlin_bench: no SM clock samples (%s)\n",
+                     ctx.clocks->why_unavailable().c_str());
+        ctx.clocks.reset();
+      }
+    }
     if (ctx.isolated) {
       ensure(ctx.flush, 2 * static_cast<std::size_t>(prop.l2CacheSize) + (16u << 20));
       ensure(ctx.flush_sink, sizeof(int));
@@ -811,6 +848,7 @@ int main(int argc, char** argv) {
                                               ? "isolated calls, each after an L2 flush"
                                               : "batches of calls back to back");
     benchmark::AddCustomContext("constant_weights", ctx.constant_weights ? "true" : "false");
+    benchmark::AddCustomContext("sm_clock_samples", clock_note);
 
     benchmark::RunSpecifiedBenchmarks(filter);
     g_context = nullptr;

@@ -1,6 +1,7 @@
 // Device helpers of the benchmark: error checks, an owning device buffer, random fills,
 // the device-side dequantization used for the cuBLAS baseline, the error reduction, and
-// BatchTimer, which times a batch of back-to-back launches with CUDA events.
+// BatchTimer, which times a batch of back-to-back launches with CUDA events (and samples the SM
+// clock while they run).
 #pragma once
 
 #include <cublas_v2.h>
@@ -14,6 +15,8 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+
+#include "clock_sampler.hpp"
 
 namespace marlin_bench {
 
@@ -205,6 +208,11 @@ __global__ void read_flush_kernel(const int4* p, std::size_t count, int* sink) {
 /// the launches and the stop event queue up behind it, the host then releases the flag, and
 /// the GPU runs the whole batch back to back. The events therefore time the kernels and the
 /// gaps between consecutive launches that the GPU itself needs, not the host.
+///
+/// With a ClockSampler set, the host samples the SM clock while it waits for a batch (the
+/// first sample right after the release, then one every kClockSamplePeriod until the stop
+/// event completes); last_clock() holds the batch's samples. Every launch is enqueued before
+/// the first sample, so sampling cannot delay one.
 class BatchTimer {
  public:
   explicit BatchTimer(cudaStream_t stream) : stream_(stream) {
@@ -251,7 +259,8 @@ class BatchTimer {
     last_host_us_ = host.count() / count;
     cuda_check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
     release_store(1);
-    cuda_check(cudaEventSynchronize(stop_), "batch");
+    last_clock_ = ClockStats{};
+    wait_sampling(stop_, "batch");
     if (timed_out()) throw BenchError("the batch was not enqueued within the hold time");
     float ms = 0.0f;
     cuda_check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
@@ -263,12 +272,14 @@ class BatchTimer {
   /// mean GPU microseconds per call, from the end of the flush to the end of the call, and sets
   /// last_host_us() to the host's time per launch() call. So each call starts on a cold L2
   /// and an otherwise idle GPU, as after a kernel that does not launch its dependents early.
+  /// Clock samples (last_clock()) are taken while each call and the end of its flush run.
   /// The flush must outlast the host's enqueueing of the start event and the call (a read of
   /// 136 MB takes ~35 us on an H200, a marlin call ~4 us of host time), or the events would
   /// time the host too.
   template <class Launch, class Flush>
   double time_isolated(Launch&& launch, Flush&& flush, int count) {
     cuda_check(cudaStreamSynchronize(stream_), "previous batch");
+    last_clock_ = ClockStats{};
     double gpu_us = 0.0, host_us = 0.0;
     for (int i = 0; i < count; ++i) {
       flush();
@@ -279,7 +290,7 @@ class BatchTimer {
                                                              host_start;
       host_us += host.count();
       cuda_check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
-      cuda_check(cudaEventSynchronize(stop_), "isolated call");
+      wait_sampling(stop_, "isolated call");
       float ms = 0.0f;
       cuda_check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
       gpu_us += 1000.0 * ms;
@@ -291,7 +302,38 @@ class BatchTimer {
   /// Host microseconds per launch() call of the last time_batch or time_isolated.
   double last_host_us() const { return last_host_us_; }
 
+  /// Samples the SM clock during every later batch with `sampler` (nullptr: no sampling). The
+  /// sampler must outlive the batches timed with it.
+  void set_clock_sampler(const ClockSampler* sampler) { sampler_ = sampler; }
+  /// The SM clock samples of the last time_batch or time_isolated (none without a sampler).
+  const ClockStats& last_clock() const { return last_clock_; }
+
+  /// Time between the starts of two clock samples while a batch runs: a batch lasts up to about
+  /// a millisecond, so it gets a few samples as long as NVML's two reads take less than this.
+  static constexpr std::chrono::microseconds kClockSamplePeriod{200};
+
  private:
+  // Waits for `done` (a reason for errors: `what`), adding clock samples to last_clock_ when a
+  // sampler is set: one at once, then one per kClockSamplePeriod while `done` is pending.
+  void wait_sampling(cudaEvent_t done, const char* what) {
+    if (sampler_ == nullptr) {
+      cuda_check(cudaEventSynchronize(done), what);
+      return;
+    }
+    for (;;) {
+      const auto next = std::chrono::steady_clock::now() + kClockSamplePeriod;
+      (void)sampler_->sample(last_clock_);
+      cudaError_t st = cudaEventQuery(done);
+      while (st == cudaErrorNotReady && std::chrono::steady_clock::now() < next) {
+        st = cudaEventQuery(done);
+      }
+      if (st != cudaErrorNotReady) {
+        cuda_check(st, what);
+        return;
+      }
+    }
+  }
+
   bool timed_out() const { return static_cast<volatile int*>(flags_)[1] != 0; }
   void release_store(int value) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -305,6 +347,8 @@ class BatchTimer {
   cudaEvent_t start_{};
   cudaEvent_t stop_{};
   double last_host_us_ = 0.0;
+  const ClockSampler* sampler_ = nullptr;
+  ClockStats last_clock_;
 };
 
 }  // namespace marlin_bench

@@ -34,7 +34,7 @@ NAME_RE = re.compile(r"^(?P<family>\w+)/k(?P<k>\d+)_n(?P<n>\d+)/m(?P<m>\d+)/g(?P
 
 COUNTERS = ("marlin_us", "cublas_us", "mem_floor_us", "mma_floor_us", "floor_us",
             "frac_floor", "speedup", "GBps", "TFLOPs", "rel_err", "rel_err_fp16",
-            "rel_err_cublas")
+            "rel_err_cublas", "sm_mhz", "power_capped", "cublas_sm_mhz")
 
 
 def group_label(g):

@@ -3,13 +3,15 @@
 base's in each pass (`raw`), the same ratio normalized by cuBLAS in the same case (`norm`:
 (marlin / cuBLAS) of the variant over that of the base; at M >= 1024, and on the largest layers
 from M = 128, the GPU's power cap and state move marlin and cuBLAS together between passes),
-and the plan labels where they differ. Then medians over the cases whose plan moved and over
-the others, and the cuBLAS control.
+marlin's SM clock in each pass as base/variant MHz where the reports have it (`sm_mhz`), and
+the plan labels where they differ. Then medians over the cases whose plan moved and over the
+others, and the cuBLAS control.
     scripts/ab_json.py base1.json var1.json [base2.json var2.json ...] [--moved] [--family F]
 Passes are pairs (base, variant) run in the same call, best in both orders; --moved prints
 only the cases whose plan label differs; --family picks the bench family (default gemm).
 Reads the reports with bench/plot.py's loader (standard library only)."""
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -58,6 +60,8 @@ def main():
         line = (f"{f'k{k}_n{n}/m{m}/g{g}':30s} {pairs[0][0]['marlin_us']:9.2f} "
                 f"{pairs[0][1]['marlin_us']:9.2f}  raw " + " ".join(f"{r:.3f}" for r in raw) +
                 "  norm " + " ".join(f"{r:.3f}" for r in norm))
+        if all(math.isfinite(x["sm_mhz"]) for pair in pairs for x in pair):
+            line += "  MHz " + " ".join(f"{b['sm_mhz']:.0f}/{v['sm_mhz']:.0f}" for b, v in pairs)
         if moved:
             line += f"  | {plan_of(base0[key])} -> {plan_of(var0[key])}"
         print(line)

@@ -8,9 +8,11 @@ medians), as bench/README.md's summary gives them:
      <= 5e-4 per-channel.
     scripts/targets.py bench.json
 Prints each target's range, median and the cases that meet it, the medians per M for targets 2
-and 3, and the host time per call. Reads the report with bench/plot.py's loader."""
+and 3, the SM clock of each target's cases where the report has it, and the host time per
+call. Reads the report with bench/plot.py's loader."""
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -33,6 +35,7 @@ def main():
     print(f"copy bandwidth {context.get('copy_bandwidth_GBps', '?')} GB/s, constant weights "
           f"{context.get('constant_weights', '?')}")
     t1, t2, t3, by_m2, by_m3 = [], [], [], {}, {}
+    clocks = {1: [], 2: [], 3: []}  # target -> the cases' (sm_mhz, cublas_sm_mhz, power_capped)
     err = {True: [], False: []}
     host, plan = [], []
     for c in cases:
@@ -48,6 +51,10 @@ def main():
             t3.append((c["cublas_us"] / us, label))
             by_m3.setdefault(m, []).append(c["cublas_us"] / us)
         err[c["group"] != -1].append(c["rel_err_cublas"])
+        target = 1 if m <= 16 else 2 if 32 <= m <= 128 else 3 if m >= 256 else None
+        clock = (c["sm_mhz"], c["cublas_sm_mhz"], c["power_capped"])
+        if target is not None and all(math.isfinite(x) for x in clock):
+            clocks[target].append(clock)
     if t1:
         values = [r for r, _ in t1]
         met = [f"{lab} {r:.3f}" for r, lab in t1 if r <= 1]
@@ -65,6 +72,13 @@ def main():
               f"{len(t3)}; by M {per_m}")
     print(f"target 4: group scales max {max(err[True], default=0):.3g}, per-channel max "
           f"{max(err[False], default=0):.3g}")
+    for target, values in clocks.items():
+        if values:
+            mhz, cublas_mhz, capped = (statistics.median(v) for v in zip(*values))
+            print(f"target {target} SM clock: marlin median {mhz:.0f} MHz (cases "
+                  f"{min(v[0] for v in values):.0f}-{max(v[0] for v in values):.0f}), cuBLAS "
+                  f"{cublas_mhz:.0f} MHz; under the power cap in {100 * capped:.0f} % of "
+                  f"marlin's samples (median case)")
     # Host times are not among plot.py's counters: the gemm/ cases' median rows.
     with open(args.report, encoding="utf-8") as f:
         for b in json.load(f).get("benchmarks", []):
