@@ -104,6 +104,13 @@ def fmt_us(x):
     return f"{x:.0f}"
 
 
+def clock_cell(c):
+    """marlin's and cuBLAS's median SM clock of one case, "1755/1980" (n/a without samples)."""
+    if not (math.isfinite(c["sm_mhz"]) and math.isfinite(c["cublas_sm_mhz"])):
+        return "n/a"
+    return f"{c['sm_mhz']:.0f}/{c['cublas_sm_mhz']:.0f}"
+
+
 def print_table(context, cases, shape_order, out=sys.stdout):
     device = context.get("device", "unknown device")
     bw = context.get("copy_bandwidth_GBps", "?")
@@ -112,9 +119,14 @@ def print_table(context, cases, shape_order, out=sys.stdout):
           f"CUDA driver {context.get('cuda_driver_version', '?')}; {context.get('date', '')}",
           file=out)
     print("", file=out)
+    # The SM clock column (marlin's / cuBLAS's median MHz) where the report has clock samples;
+    # it comes last, so the columns before it keep their places (scripts/compare_tables.py).
+    clocks = any(math.isfinite(c["median"]["sm_mhz"]) for c in cases.values() if "median" in c)
     print("| shape K×N | M | group | marlin µs | spread | cuBLAS µs | floor µs | bound "
-          "| frac floor | speedup | rel_err | fp16 floor | vs cuBLAS |", file=out)
-    print("|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|", file=out)
+          "| frac floor | speedup | rel_err | fp16 floor | vs cuBLAS |" +
+          (" SM MHz |" if clocks else ""), file=out)
+    print("|---|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|" +
+          ("---:|" if clocks else ""), file=out)
     groups = sorted({key[3] for key in cases}, key=lambda g: (g == -1, g))
     for g in groups:
         for k, n in shape_order:
@@ -123,7 +135,7 @@ def print_table(context, cases, shape_order, out=sys.stdout):
                 shape = f"{k}×{n}"
                 if "error" in case:
                     print(f"| {shape} | {m} | {g} | error: {case['error']} |"
-                          " | | | | | | | | |", file=out)
+                          " | | | | | | | | |" + (" |" if clocks else ""), file=out)
                     continue
                 c = case["median"]
                 bound = "mem" if c["mem_floor_us"] >= c["mma_floor_us"] else "mma"
@@ -131,7 +143,8 @@ def print_table(context, cases, shape_order, out=sys.stdout):
                 print(f"| {shape} | {m} | {g} | {fmt_us(c['marlin_us'])} | {spread} "
                       f"| {fmt_us(c['cublas_us'])} | {fmt_us(c['floor_us'])} | {bound} "
                       f"| {c['frac_floor']:.2f} | {c['speedup']:.2f} | {c['rel_err']:.2e} "
-                      f"| {c['rel_err_fp16']:.2e} | {c['rel_err_cublas']:.2e} |", file=out)
+                      f"| {c['rel_err_fp16']:.2e} | {c['rel_err_cublas']:.2e} |" +
+                      (f" {clock_cell(c)} |" if clocks else ""), file=out)
 
 
 def render_plots(cases, shape_order, out_dir, family):

@@ -1,8 +1,9 @@
 // Host-only tests of the bench's SM clock samples (bench/clock_sampler.hpp): what ClockStats
 // reports from known samples, the sampler's reads through a stand-in NVML library
-// (tests/fake_nvml, its path in MARLIN_TEST_FAKE_NVML), and that a sampler which cannot reach a
+// (tests/fake_nvml, built next to this binary), and that a sampler which cannot reach a
 // GPU says why instead of failing. tests/bench/test_bench_timer.cu samples a real GPU.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "../../bench/clock_sampler.hpp"
 
@@ -17,6 +18,16 @@ using marlin_bench::ClockSampler;
 using marlin_bench::ClockStats;
 using marlin_bench::kReasonsSlowdown;
 using marlin_bench::kReasonSwPowerCap;
+
+// The stand-in NVML library's path: MARLIN_TEST_FAKE_NVML_NAME in this executable's directory.
+std::string fake_nvml() {
+  char exe[4096] = {};
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  const std::string path = n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : "";
+  const std::size_t slash = path.rfind('/');
+  return (slash == std::string::npos ? "" : path.substr(0, slash + 1)) +
+         MARLIN_TEST_FAKE_NVML_NAME;
+}
 
 TEST(BenchClock, StatsOfKnownSamples) {
   ClockStats s;
@@ -96,7 +107,7 @@ TEST(BenchClock, SamplerForAMissingGpuIsUnavailableAndSaysWhy) {
 // The stand-in library knows one GPU, 0000:42:00.0, whose clock alternates 1980 MHz (no
 // reason) and 1425 MHz (the power cap); it exports the reasons' query under its pre-12.2 name.
 TEST(BenchClock, SamplerReadsClockAndReasonsThroughNvml) {
-  const ClockSampler sampler("0000:42:00.0", MARLIN_TEST_FAKE_NVML);
+  const ClockSampler sampler("0000:42:00.0", fake_nvml());
   ASSERT_TRUE(sampler.available()) << sampler.why_unavailable();
   EXPECT_TRUE(sampler.why_unavailable().empty()) << sampler.why_unavailable();
   // Four reads in a row give each state twice, whichever comes first.
@@ -110,7 +121,7 @@ TEST(BenchClock, SamplerReadsClockAndReasonsThroughNvml) {
 }
 
 TEST(BenchClock, SamplerNamesTheBusIdNvmlDoesNotKnow) {
-  const ClockSampler sampler("0000:43:00.0", MARLIN_TEST_FAKE_NVML);
+  const ClockSampler sampler("0000:43:00.0", fake_nvml());
   EXPECT_FALSE(sampler.available());
   EXPECT_EQ(sampler.why_unavailable(),
             "nvmlDeviceGetHandleByPciBusId_v2(0000:43:00.0): Not Found");
@@ -120,7 +131,7 @@ TEST(BenchClock, SamplerNamesTheBusIdNvmlDoesNotKnow) {
 }
 
 TEST(BenchClock, SamplerNamesALibraryThatIsNotThere) {
-  const std::string missing = std::string(MARLIN_TEST_FAKE_NVML) + ".missing";
+  const std::string missing = fake_nvml() + ".missing";
   const ClockSampler sampler("0000:42:00.0", missing);
   EXPECT_FALSE(sampler.available());
   EXPECT_EQ(sampler.why_unavailable().rfind("cannot load " + missing, 0), 0u)
