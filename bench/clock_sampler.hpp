@@ -83,8 +83,8 @@ class ClockSampler {
       why_ = "cannot load " + library_ + (err != nullptr ? ": " : "") + (err != nullptr ? err : "");
       return;
     }
-    // The reasons' query was named ...ClocksThrottleReasons before NVML 12.2; either name is
-    // the same function.
+    // The reasons' query had the name ...ClocksThrottleReasons first and ...ClocksEventReasons
+    // since; older drivers' libraries export only the first. Either name is the same function.
     if (!find(init_, "nvmlInit_v2") || !find(shutdown_, "nvmlShutdown") ||
         !find(error_string_, "nvmlErrorString") ||
         !find(handle_by_bus_id_, "nvmlDeviceGetHandleByPciBusId_v2") ||
@@ -109,7 +109,7 @@ class ClockSampler {
       return;
     }
     if (const int st = reasons_(device_, &reasons); st != kSuccess) {
-      why_ = "nvmlDeviceGetCurrentClocksEventReasons: " + error(st);
+      why_ = "the clock event reasons' query: " + error(st);
       return;
     }
     why_.clear();  // a missing first name of the reasons' query left a message

@@ -2,7 +2,7 @@
 // (bench/clock_sampler.hpp) loads, for host tests of its loading and reading paths on machines
 // without a GPU. It knows one GPU, at bus id "0000:42:00.0", whose SM clock alternates between
 // 1980 MHz without a reason and 1425 MHz under the software power cap; any other clock domain
-// or bus id is an error. The reasons' query is exported under its pre-12.2 name only, so the
+// or bus id is an error. The reasons' query is exported under its older name only, so the
 // sampler's fallback to that name is what finds it.
 #include <cstring>
 

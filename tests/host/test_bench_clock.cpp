@@ -105,7 +105,7 @@ TEST(BenchClock, SamplerForAMissingGpuIsUnavailableAndSaysWhy) {
 }
 
 // The stand-in library knows one GPU, 0000:42:00.0, whose clock alternates 1980 MHz (no
-// reason) and 1425 MHz (the power cap); it exports the reasons' query under its pre-12.2 name.
+// reason) and 1425 MHz (the power cap); it exports the reasons' query under its older name.
 TEST(BenchClock, SamplerReadsClockAndReasonsThroughNvml) {
   const ClockSampler sampler("0000:42:00.0", fake_nvml());
   ASSERT_TRUE(sampler.available()) << sampler.why_unavailable();
