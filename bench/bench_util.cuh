@@ -313,7 +313,7 @@ class BatchTimer {
   static constexpr std::chrono::microseconds kClockSamplePeriod{200};
 
  private:
-  // Waits for `done` (a reason for errors: `what`), adding clock samples to last_clock_ when a
+  // Waits for `done` (`what` names it in errors), adding clock samples to last_clock_ when a
   // sampler is set: one at once, then one per kClockSamplePeriod while `done` is pending.
   void wait_sampling(cudaEvent_t done, const char* what) {
     if (sampler_ == nullptr) {

@@ -2,9 +2,9 @@
 // while the bench's timed batches run, so that each case reports the clock its repetitions
 // ran at (bench/README.md). Host-only.
 //
-// Why: under the H200's software power cap the SM clock of the large warpgroup calls moves
-// between 1425 and 1980 MHz from one second to the next, and their time with it (bench/NOTES.md,
-// runs 311-312). A row's time means little without its clock.
+// Why: under the H200's software power cap the SM clock moves between 1425 and 1980 MHz from
+// one second to the next, and the large warpgroup calls' time most likely with it (bench/NOTES.md,
+// runs 311-312, which could not tie a repetition to its clock). A row's time needs its clock.
 //
 // NVML is the driver's library (libnvidia-ml.so.1). It is opened at run time with dlopen, so
 // the bench builds without NVML's header or import library and still runs where the driver's

@@ -89,8 +89,8 @@ TEST(BenchClock, NoSamplesGiveNaNNotZero) {
   EXPECT_TRUE(std::isnan(s.slowed_share()));
 }
 
-// No GPU has this bus id (domain 0xffff is not used by PCI hosts), so the sampler must be
-// unavailable on every machine: without NVML it names the library, with NVML the lookup.
+// A bus id that no machine we run on has (PCI domain ffff, device 1f, function 7), so the
+// sampler must be unavailable: without NVML it names the library, with NVML the lookup.
 TEST(BenchClock, SamplerForAMissingGpuIsUnavailableAndSaysWhy) {
   const ClockSampler sampler("ffff:ff:1f.7");
   EXPECT_FALSE(sampler.available());
