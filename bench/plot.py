@@ -12,6 +12,8 @@ time over the repetitions, from the `_min` / `_max` aggregates the binary adds; 
 is rel_err_fp16, the error of the fp32 reference rounded to fp16 (the least rel_err possible);
 "vs cuBLAS" is rel_err_cublas, the error against cuBLAS's own fp16 result (fp32 accumulation,
 fp16 output), the reference the performance issue's accuracy target names.
+Where the report has clock samples, a last column "SM MHz" gives marlin's and cuBLAS's median
+SM clock of the case (marlin/cuBLAS).
 
 The table needs only the standard library; the plots need matplotlib, which is imported
 only when plotting, so the table also works where matplotlib is not installed.

@@ -41,17 +41,20 @@ def main():
     for c in cases:
         m, us = c["m"], c["marlin_us"]
         label = f"{c['k']}x{c['n']} m{m} g{c['group']}"
+        target = None
         if m <= 16:
+            target = 1
             t1.append((us / (1.05 * c["mem_floor_us"] + 1.5), label))
         elif 32 <= m <= 128:
+            target = 2
             ratio = us / (1.15 * max(c["mem_floor_us"], c["mma_floor_us"]) + 1.5)
             t2.append((ratio, label))
             by_m2.setdefault(m, []).append(ratio)
         elif m >= 256:
+            target = 3
             t3.append((c["cublas_us"] / us, label))
             by_m3.setdefault(m, []).append(c["cublas_us"] / us)
         err[c["group"] != -1].append(c["rel_err_cublas"])
-        target = 1 if m <= 16 else 2 if 32 <= m <= 128 else 3 if m >= 256 else None
         clock = (c["sm_mhz"], c["cublas_sm_mhz"], c["power_capped"])
         if target is not None and all(math.isfinite(x) for x in clock):
             clocks[target].append(clock)

@@ -45,6 +45,8 @@ TEST(BenchClockGpu, SamplerFindsTheGpuAndReadsAPlausibleClock) {
   ASSERT_TRUE(sampler.sample(s));
   EXPECT_EQ(s.samples, 1);
   EXPECT_GT(s.min_mhz, 0u);
+  // At most the device's peak; the 50 MHz margin is for NVML and the CUDA attribute rounding
+  // the same clock differently, a guess: this test has not yet run on a GPU.
   EXPECT_LE(s.min_mhz, static_cast<unsigned>(peak_sm_mhz()) + 50) << "peak " << peak_sm_mhz();
 }
 
