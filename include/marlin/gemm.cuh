@@ -58,7 +58,10 @@ Status can_implement(const GemmArgs& args) {
 /// one kernel (none when m == 0) and returns. Invalid arguments are reported before anything is
 /// launched and C is then untouched. `workspace` follows the contract on workspace_bytes(); it
 /// may be null when workspace_bytes(args) is 0. Results are bitwise reproducible for the same
-/// arguments on the same device.
+/// arguments on the same device. Any number of host threads may call it at once (each on its own
+/// stream and workspace; the per-process plan cache is locked). A launch error that the caller
+/// left pending in the CUDA runtime is never returned as this call's status, and a call that
+/// succeeds leaves it pending (cudaGetLastError still returns it afterwards).
 template <class ElementA = __half, class ElementB = uint4b_t, class Config = AutoTile>
 Status gemm(const GemmArgs& args, void* workspace, std::size_t workspace_size,
             cudaStream_t stream) {

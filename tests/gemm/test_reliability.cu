@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <marlin/marlin.cuh>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -12,12 +14,14 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "common/cuda_helpers.hpp"
 #include "common/gemm_problem.hpp"
+#include "common/pending_error.cuh"
 
 namespace {
 
@@ -934,6 +938,137 @@ TEST(Reliability, StreamsSharingOneWorkspaceInEventOrderAreCorrect) {
   cudaEventDestroy(e2);
   cudaStreamDestroy(s1);
   cudaStreamDestroy(s2);
+}
+
+// What one host thread of HostThreadsCallingAtOnceFromAColdStartAreAllCorrect did.
+struct ThreadCalls {
+  Status workspace = Status::kSuccess;  // kErrorCudaError if its workspace could not be made
+  std::vector<Status> calls;            // each gemm<>'s status
+  cudaError_t sync = cudaSuccess;       // its stream's synchronization
+};
+
+// Host threads that call marlin at the same moment, each on its own stream and workspace, from
+// a cold start (ctest runs each test in a process of its own, and nothing before the threads
+// plans a call): every first use of the per-process plan cache (the device's properties, each
+// kernel's shared-memory limit and occupancy, the cluster capacities) happens in several
+// threads at once. Every call must succeed and give the bits that the same call gives alone.
+TEST(Reliability, HostThreadsCallingAtOnceFromAColdStartAreAllCorrect) {
+  MARLIN_REQUIRE_GPU();
+  // Shapes of different kernels and partitions (the decode kernels at 1, 8, 9 and 16 rows,
+  // the larger tiles at 48, 128 and 300 rows; per-channel and grouped), and two threads on
+  // the same shape, which meet in the same cache entries.
+  const std::vector<std::tuple<int, int, int, int>> shapes = {
+      {1, 4096, 4096, 128},  {8, 28672, 2048, -1}, {16, 8192, 4096, 128}, {48, 8192, 4096, -1},
+      {128, 4096, 4096, 128}, {300, 2048, 1024, -1}, {1, 4096, 4096, 128}, {9, 6144, 2048, -1}};
+  const int threads = static_cast<int>(shapes.size());
+  std::vector<GemmProblem> problems(shapes.size());
+  std::vector<cudaStream_t> streams(shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const auto [m, n, k, g] = shapes[i];
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(problems[i], m, n, k, g, 90 + i));
+    MARLIN_TEST_CUDA(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
+  }
+  std::vector<ThreadCalls> done(shapes.size());
+  std::vector<void*> workspaces(shapes.size(), nullptr);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      const size_t i = static_cast<size_t>(t);
+      const marlin::GemmArgs args = problems[i].args();
+      ready.fetch_add(1);
+      while (ready.load() < threads) std::this_thread::yield();  // all start together
+      // The first marlin call of each thread plans, so the cache fills from every thread.
+      const size_t bytes = marlin::workspace_bytes(args);
+      if (bytes > 0 && (cudaMalloc(&workspaces[i], bytes) != cudaSuccess ||
+                        cudaMemsetAsync(workspaces[i], 0, bytes, streams[i]) != cudaSuccess)) {
+        done[i].workspace = Status::kErrorCudaError;
+        return;
+      }
+      for (int round = 0; round < 3; ++round) {
+        done[i].calls.push_back(marlin::gemm<>(args, workspaces[i], bytes, streams[i]));
+      }
+      done[i].sync = cudaStreamSynchronize(streams[i]);
+    });
+  }
+  for (std::thread& th : pool) th.join();
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    GemmProblem& p = problems[i];
+    SCOPED_TRACE(p.describe());
+    ASSERT_EQ(done[i].workspace, Status::kSuccess);
+    ASSERT_EQ(done[i].calls.size(), 3u);
+    for (const Status st : done[i].calls) EXPECT_EQ(st, Status::kSuccess) << marlin::to_string(st);
+    ASSERT_EQ(done[i].sync, cudaSuccess) << cudaGetErrorString(done[i].sync);
+    const std::vector<uint16_t> concurrent = c_of(p);
+    std::vector<float> ref;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+    MARLIN_EXPECT_CLOSE(p, concurrent, ref);
+    // The same call alone, on this thread, with the cache now warm: the same bits.
+    ASSERT_NO_FATAL_FAILURE(marlin_test::poison_c(p));
+    const size_t bytes = marlin::workspace_bytes(p.args());
+    ASSERT_EQ(marlin::gemm<>(p.args(), workspaces[i], bytes, nullptr), Status::kSuccess);
+    MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+    EXPECT_EQ(c_of(p), concurrent);
+  }
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    if (workspaces[i] != nullptr) MARLIN_TEST_CUDA(cudaFree(workspaces[i]));
+    MARLIN_TEST_CUDA(cudaStreamDestroy(streams[i]));
+  }
+}
+
+// A caller's launch error that is still pending (not yet read with cudaGetLastError) when it
+// calls marlin is the caller's: the call must not report it as its own, and leaves it pending.
+TEST(Reliability, AnErrorLeftPendingByTheCallerIsNotReportedAsTheCallsOwn) {
+  MARLIN_REQUIRE_GPU();
+  for (auto [m, n, k, g] : {std::tuple{1, 4096, 4096, 128}, std::tuple{16, 2048, 1024, -1},
+                            std::tuple{256, 2048, 1024, 128}}) {
+    GemmProblem p;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 95));
+    SCOPED_TRACE(p.describe());
+    ASSERT_NO_FATAL_FAILURE(marlin_test::expect_gemm_ignores_pending_error(p));
+  }
+}
+
+// cudaDeviceReset() drops every kernel's raised shared-memory limit, which the plan cache
+// raised once per process and remembers: the calls after a reset must still launch (the
+// launch raises the limit again when it fails) and compute correct results.
+TEST(Reliability, CallsAfterADeviceResetSucceed) {
+  MARLIN_REQUIRE_GPU();
+  // Decode (a cluster split on sm_90), a 16-row striped run per-channel, and a 256-row call
+  // (the warpgroup kernel where the binary has it): each kernel's shared memory is over 48 KB.
+  const std::vector<std::tuple<int, int, int, int>> shapes = {
+      {1, 4096, 4096, 128}, {16, 2048, 1024, -1}, {256, 2048, 1024, 128}};
+  int optin = 0;
+  MARLIN_TEST_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  int most_smem = 0;  // dynamic shared memory of the largest planned kernel
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const auto [m, n, k, g] = shapes[i];
+      GemmProblem p;
+      ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, m, n, k, g, 97 + i));
+      SCOPED_TRACE(p.describe() + (pass == 0 ? " before the reset" : " after the reset"));
+      DeviceBuffer ws = zeroed(marlin::workspace_bytes(p.args()));
+      ASSERT_EQ(marlin::gemm<>(p.args(), ws.get(), ws.bytes(), nullptr), Status::kSuccess);
+      MARLIN_TEST_CUDA(cudaDeviceSynchronize());
+      std::vector<float> ref;
+      ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+      MARLIN_EXPECT_CLOSE(p, c_of(p), ref);
+      if (pass == 0) {
+        marlin::detail::DeviceInfo dev;
+        ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
+        marlin::detail::Plan plan;
+        ASSERT_EQ(marlin::detail::make_plan<marlin::AutoTile>(p.args(), dev, plan),
+                  Status::kSuccess);
+        const int smem = marlin::detail::launches_ws(plan) ? plan.ws_smem : plan.smem;
+        most_smem = std::max(most_smem, smem);
+      }
+    }
+    if (pass == 0) {
+      // Some kernel needs a raised limit, or this test proves nothing.
+      EXPECT_GT(most_smem, 48 * 1024) << "device limit per block " << optin << " bytes";
+      MARLIN_TEST_CUDA(cudaDeviceReset());  // every buffer above is freed already
+    }
+  }
 }
 
 // Occupies one SM per CTA (large dynamic shared memory) and spins for `cycles` SM clocks.

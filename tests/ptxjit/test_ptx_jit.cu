@@ -11,6 +11,7 @@
 
 #include "common/cuda_helpers.hpp"
 #include "common/gemm_problem.hpp"
+#include "common/pending_error.cuh"
 
 using marlin::Status;
 
@@ -40,4 +41,15 @@ TEST(PtxJit, Sm80CodeOnNewerGpusTakesOnlyItsOwnPaths) {
     ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
     MARLIN_EXPECT_CLOSE(p, marlin_test::c_of(p), ref);
   }
+}
+
+// This code launches without programmatic dependent launch or clusters, the launch path of
+// sm_80-sm_89 GPUs: a launch error that the caller left pending must not come back as the
+// call's own status (as cudaGetLastError after a <<<>>> launch would return it), and stays
+// pending for the caller.
+TEST(PtxJit, AnErrorLeftPendingByTheCallerIsNotReportedAsTheCallsOwn) {
+  MARLIN_REQUIRE_GPU();
+  marlin_test::GemmProblem p;
+  ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(p, 16, 256, 1024, 128, 52));
+  ASSERT_NO_FATAL_FAILURE(marlin_test::expect_gemm_ignores_pending_error(p));
 }

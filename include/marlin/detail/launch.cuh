@@ -220,9 +220,8 @@ struct LaunchConfig {
 /// What a call learns once per process and reuses: each device's properties and, per
 /// (device, kernel, shared memory), the CTAs per SM after the kernel's shared-memory limit was
 /// raised and the clusters of each size that fit. A warm call costs two cheap runtime queries
-/// and at most three uncontended lookups. Limitation: after cudaDeviceReset() the raised
-/// limits are gone but still cached, so a launch that needs more than 48 KB of shared memory
-/// can fail (reported as kErrorCudaError); restart the process after a reset.
+/// and at most three uncontended lookups. cudaDeviceReset() drops the raised limits while the
+/// cache still holds them: launch_kernel raises a kernel's limit again when its launch fails.
 class PlanCache {
  public:
   static PlanCache& instance() {
@@ -1053,6 +1052,28 @@ inline WsLaunch ws_launch(const Plan& plan) {
   return {plan.ws_kernel, plan.ws_smem};
 }
 
+/// Enqueues `kernel(params)` as LaunchConfig describes it and returns the launch's own status.
+/// Every launch goes through cudaLaunchKernelEx, whose return value is this launch's error:
+/// cudaGetLastError after a <<<>>> launch would also return an error that the caller left
+/// pending, as this call's. A failed launch is tried once more after the kernel's
+/// shared-memory limit is raised again: cudaDeviceReset() drops the limits that PlanCache
+/// raised and remembers, and the planned shared memory is one that fits (PlanCache::ctas_per_sm).
+template <class KernelParams>
+inline Status launch_kernel(void (*kernel)(KernelParams), const KernelParams& params, int grid,
+                            int cluster, bool pdl, int smem, cudaStream_t stream, int threads) {
+  const LaunchConfig launch(grid, cluster, pdl, smem, stream, threads);
+  cudaError_t err = cudaLaunchKernelEx(&launch.config, kernel, params);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) ==
+        cudaSuccess) {
+      err = cudaLaunchKernelEx(&launch.config, kernel, params);
+    }
+    (void)cudaGetLastError();
+  }
+  return status_from(err);
+}
+
 /// Checks the workspace against `plan` and enqueues the kernel on `stream`.
 inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
                        std::size_t workspace_size, cudaStream_t stream) {
@@ -1086,26 +1107,11 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
       return st;
     }
     const WsLaunch ws_run = ws_launch(plan);
-    const LaunchConfig launch(plan.part.grid, plan.part.split, plan.pdl, ws_run.smem, stream,
-                              ws_threads(plan.tile, plan.m_blocks));
-    if (const cudaError_t err = cudaLaunchKernelEx(&launch.config, ws_run.kernel, ws);
-        err != cudaSuccess) {
-      (void)cudaGetLastError();
-      return status_from(err);
-    }
-    return Status::kSuccess;
+    return launch_kernel(ws_run.kernel, ws, plan.part.grid, plan.part.split, plan.pdl,
+                         ws_run.smem, stream, ws_threads(plan.tile, plan.m_blocks));
   }
-  if (plan.part.split > 0 || plan.pdl) {
-    const LaunchConfig launch(plan.part.grid, plan.part.split, plan.pdl, plan.smem, stream);
-    if (const cudaError_t err = cudaLaunchKernelEx(&launch.config, plan.kernel, params);
-        err != cudaSuccess) {
-      (void)cudaGetLastError();
-      return status_from(err);
-    }
-    return Status::kSuccess;
-  }
-  plan.kernel<<<plan.part.grid, kThreads, plan.smem, stream>>>(params);
-  return status_from(cudaGetLastError());
+  return launch_kernel(plan.kernel, params, plan.part.grid, plan.part.split, plan.pdl, plan.smem,
+                       stream, kThreads);
 }
 
 }  // namespace detail
