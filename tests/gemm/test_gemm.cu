@@ -264,6 +264,54 @@ TEST(GemmExecution, GraphCaptureAndReplayAreBitwiseEqualToDirectCall) {
   }
 }
 
+// An engine may capture a CUDA graph around the first call of a shape in its process (say,
+// one graph per batch size, with one workspace allocated up front): the first use of marlin's
+// plan cache (device and kernel attributes, occupancy, lazily loaded kernels) then happens
+// inside the capture, in the strictest (global) mode. ctest runs each test in a process of its
+// own and nothing here plans a call before the capture, so every call below is a first one.
+TEST(GemmExecution, FirstCallsOfAProcessInsideAGraphCaptureSucceed) {
+  MARLIN_REQUIRE_GPU();
+  // The decode kernels at 1 and 16 rows, the larger tiles at 48 and 256 rows.
+  const std::vector<std::tuple<int, int, int, int>> shapes = {
+      {1, 4096, 4096, 128}, {16, 8192, 4096, -1}, {48, 8192, 4096, 128}, {256, 2048, 1024, -1}};
+  std::vector<GemmProblem> problems(shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const auto [m, n, k, g] = shapes[i];
+    ASSERT_NO_FATAL_FAILURE(marlin_test::make_problem(problems[i], m, n, k, g, 17 + i));
+  }
+  // Sized without asking marlin (which would plan); checked against workspace_bytes below.
+  constexpr size_t kWorkspaceBytes = size_t{256} << 20;
+  DeviceBuffer ws = marlin_test::zeroed(kWorkspaceBytes);
+  ASSERT_TRUE(ws);
+  cudaStream_t stream;
+  MARLIN_TEST_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  MARLIN_TEST_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  std::vector<Status> captured;
+  for (const GemmProblem& p : problems) {
+    captured.push_back(marlin::gemm<>(p.args(), ws.get(), ws.bytes(), stream));
+  }
+  const cudaError_t end = cudaStreamEndCapture(stream, &graph);
+  ASSERT_EQ(end, cudaSuccess) << "the capture was invalidated: " << cudaGetErrorString(end);
+  for (size_t i = 0; i < problems.size(); ++i) {
+    EXPECT_EQ(captured[i], Status::kSuccess)
+        << marlin::to_string(captured[i]) << " " << problems[i].describe();
+    EXPECT_LE(marlin::workspace_bytes(problems[i].args()), kWorkspaceBytes);
+  }
+  cudaGraphExec_t exec;
+  MARLIN_TEST_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  MARLIN_TEST_CUDA(cudaGraphLaunch(exec, stream));
+  MARLIN_TEST_CUDA(cudaStreamSynchronize(stream));
+  for (const GemmProblem& p : problems) {
+    std::vector<float> ref;
+    ASSERT_NO_FATAL_FAILURE(marlin_test::reference_gpu(p, ref));
+    MARLIN_EXPECT_CLOSE(p, marlin_test::c_of(p), ref);
+  }
+  MARLIN_TEST_CUDA(cudaGraphExecDestroy(exec));
+  MARLIN_TEST_CUDA(cudaGraphDestroy(graph));
+  MARLIN_TEST_CUDA(cudaStreamDestroy(stream));
+}
+
 TEST(GemmExecution, RepeatedCallsAreBitwiseIdentical) {
   MARLIN_REQUIRE_GPU();
   for (auto [m, g] : {std::pair{5, 128}, std::pair{64, -1}, std::pair{300, 128}}) {

@@ -217,6 +217,23 @@ struct LaunchConfig {
   LaunchConfig& operator=(const LaunchConfig&) = delete;
 };
 
+/// Puts the calling thread in the relaxed stream-capture mode for its lifetime (push and pop
+/// of cudaThreadExchangeStreamCaptureMode). Wraps the queries that a call makes only on first
+/// use (device attributes, kernel attributes and occupancy, which may load a module lazily),
+/// so that a first call made while the caller captures a CUDA graph (in the global or
+/// thread-local mode) cannot fail on, or invalidate that capture with, a call that stream
+/// capture counts as unsafe. None of them enqueues work.
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() { (void)cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~RelaxedCaptureMode() { (void)cudaThreadExchangeStreamCaptureMode(&mode_); }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
+
 /// What a call learns once per process and reuses: each device's properties and, per
 /// (device, kernel, shared memory), the CTAs per SM after the kernel's shared-memory limit was
 /// raised and the clusters of each size that fit. A warm call costs two cheap runtime queries
@@ -238,6 +255,7 @@ class PlanCache {
         return Status::kSuccess;
       }
     }
+    const RelaxedCaptureMode relaxed;
     if (const Status st = read_device(device, info); st != Status::kSuccess) return st;
     devices_.push_back(info);
     return Status::kSuccess;
@@ -304,6 +322,7 @@ class PlanCache {
         return Status::kSuccess;
       }
     }
+    const RelaxedCaptureMode relaxed;
     if (const cudaError_t err = compute(); err != cudaSuccess) {
       (void)cudaGetLastError();
       return status_from(err);
@@ -610,6 +629,7 @@ inline void set_split(const GemmArgs& args, int split, Plan& plan, int whole = 0
 /// links libcuda); null where the driver does not provide it.
 inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    const RelaxedCaptureMode relaxed;
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
 #if CUDART_VERSION >= 12050
