@@ -25,6 +25,7 @@ namespace marlin {
 ///   is as large as the largest workspace_bytes among them;
 /// - calls that may run at the same time (different streams without ordering, or concurrent
 ///   graph branches) must use different workspaces: a shared one gives wrong results;
+/// - it must not overlap a, b, scales or c (gemm<> returns kErrorOverlappingOperands);
 /// - if a kernel is aborted (device fault), zero it again before reuse.
 template <class Config = AutoTile>
 std::size_t workspace_bytes(const GemmArgs& args) {

@@ -22,6 +22,7 @@ enum class Status {
   kErrorNoKernelImage,        ///< this binary holds no kernel code for the current device's arch
   kErrorInsufficientSharedMemory,  ///< the device's per-block shared memory limit is too small
   kErrorCudaError,            ///< a CUDA runtime call or the launch failed
+  kErrorOverlappingOperands,  ///< c overlaps a, b or scales, or the workspace overlaps an operand
 };
 
 /// A short, stable, human-readable description of `status`.
@@ -44,6 +45,8 @@ constexpr const char* to_string(Status status) noexcept {
     case Status::kErrorNoKernelImage: return "no kernel image for this device (build for its arch)";
     case Status::kErrorInsufficientSharedMemory: return "device shared memory per block too small";
     case Status::kErrorCudaError: return "CUDA runtime error";
+    case Status::kErrorOverlappingOperands:
+      return "overlapping buffers (c with a, b or scales, or the workspace with an operand)";
   }
   return "unknown status";
 }

@@ -15,7 +15,8 @@ struct uint4b_t {};
 ///        (see marlin::pack_weights).
 /// - `scales`: fp16, `k / group_size` rows of `n` (one row when group_size == -1), permuted as
 ///        marlin::pack_scales writes them.
-/// - `c`: fp16, row-major [m, n], leading dimension n. Must not overlap a, b or scales.
+/// - `c`: fp16, row-major [m, n], leading dimension n. Must not overlap a, b or scales
+///        (kErrorOverlappingOperands); a, b and scales, which are only read, may share bytes.
 struct GemmArgs {
   int m = 0;                   ///< rows of A and C; 0 is a valid empty problem
   int n = 0;                   ///< columns of B and C; multiple of 64

@@ -13,6 +13,7 @@
 #include "../../bench/shapes.hpp"  // the bench grid's layers
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <utility>
@@ -24,17 +25,23 @@ using marlin::GemmArgs;
 using marlin::Status;
 using marlin::detail::check_args;
 
-alignas(16) char g_operand[64];
+// Addresses that check_args only compares, never reads: disjoint, 16-byte aligned, each range
+// far larger than valid_args' operands (a 16 KiB, b 64 KiB, scales 2 KiB, c 8 KiB).
+char* fake_address(std::uintptr_t address) { return reinterpret_cast<char*>(address); }
+char* const kA = fake_address(0x10000000);
+char* const kB = fake_address(0x20000000);
+char* const kScales = fake_address(0x30000000);
+char* const kC = fake_address(0x40000000);
 
 GemmArgs valid_args() {
   GemmArgs args;
   args.m = 16;
   args.n = 256;
   args.k = 512;
-  args.a = g_operand;
-  args.b = g_operand;
-  args.scales = g_operand;
-  args.c = g_operand + 16;
+  args.a = kA;
+  args.b = kB;
+  args.scales = kScales;
+  args.c = kC;
   args.group_size = 128;
   return args;
 }
@@ -83,17 +90,77 @@ TEST(Validate, EachFaultGivesItsOwnStatus) {
       {"null b", [](GemmArgs& a) { a.b = nullptr; }, Status::kErrorNullPointer},
       {"null scales", [](GemmArgs& a) { a.scales = nullptr; }, Status::kErrorNullPointer},
       {"null c", [](GemmArgs& a) { a.c = nullptr; }, Status::kErrorNullPointer},
-      {"a + 8", [](GemmArgs& a) { a.a = g_operand + 8; }, Status::kErrorMisalignedPointer},
-      {"b + 4", [](GemmArgs& a) { a.b = g_operand + 4; }, Status::kErrorMisalignedPointer},
-      {"scales + 2", [](GemmArgs& a) { a.scales = g_operand + 2; },
+      {"a + 8", [](GemmArgs& a) { a.a = kA + 8; }, Status::kErrorMisalignedPointer},
+      {"b + 4", [](GemmArgs& a) { a.b = kB + 4; }, Status::kErrorMisalignedPointer},
+      {"scales + 2", [](GemmArgs& a) { a.scales = kScales + 2; },
        Status::kErrorMisalignedPointer},
-      {"c + 1", [](GemmArgs& a) { a.c = g_operand + 1; }, Status::kErrorMisalignedPointer},
+      {"c + 1", [](GemmArgs& a) { a.c = kC + 1; }, Status::kErrorMisalignedPointer},
+      {"c == a", [](GemmArgs& a) { a.c = kA; }, Status::kErrorOverlappingOperands},
+      // c's last 16 bytes on a's first (c spans 16 x 256 x 2 = 8192 bytes)
+      {"c ends in a", [](GemmArgs& a) { a.c = kA - 8192 + 16; },
+       Status::kErrorOverlappingOperands},
+      // c's first 16 bytes on b's last (b spans 512 x 256 / 2 = 65536 bytes)
+      {"c starts in b", [](GemmArgs& a) { a.c = kB + 65536 - 16; },
+       Status::kErrorOverlappingOperands},
+      // the scales (4 groups x 256 x 2 = 2048 bytes) inside c
+      {"scales in c", [](GemmArgs& a) { a.scales = kC + 4096; },
+       Status::kErrorOverlappingOperands},
+      // per-channel scales span one row (512 bytes): 512 bytes before c they end where c starts
+      {"per-channel scales in c",
+       [](GemmArgs& a) {
+         a.group_size = -1;
+         a.scales = kC - 512 + 16;
+       },
+       Status::kErrorOverlappingOperands},
   };
   for (const Case& c : cases) {
     GemmArgs args = valid_args();
     c.mutate(args);
     EXPECT_EQ(check_args(args), c.want) << c.what << ": got " << marlin::to_string(check_args(args));
   }
+}
+
+TEST(Validate, OperandsThatOnlyTouchOrShareReadOnlyBytesAreAccepted) {
+  struct Case {
+    const char* what;
+    void (*mutate)(GemmArgs&);
+  };
+  const Case cases[] = {
+      {"c right after a", [](GemmArgs& a) { a.c = kA + 16384; }},
+      {"c right before a", [](GemmArgs& a) { a.c = kA - 8192; }},
+      {"c right after b", [](GemmArgs& a) { a.c = kB + 65536; }},
+      {"scales right after c", [](GemmArgs& a) { a.scales = kC + 8192; }},
+      {"per-channel scales right before c",
+       [](GemmArgs& a) {
+         a.group_size = -1;
+         a.scales = kC - 512;
+       }},
+      // a, b and the scales are only read: they may share bytes
+      {"a, b and scales at one address",
+       [](GemmArgs& a) {
+         a.b = kA;
+         a.scales = kA;
+       }},
+  };
+  for (const Case& c : cases) {
+    GemmArgs args = valid_args();
+    c.mutate(args);
+    EXPECT_EQ(check_args(args), Status::kSuccess)
+        << c.what << ": got " << marlin::to_string(check_args(args));
+  }
+}
+
+TEST(Validate, WorkspaceOverlappingAnOperandIsFound) {
+  using marlin::detail::workspace_overlaps;
+  const GemmArgs args = valid_args();
+  EXPECT_FALSE(workspace_overlaps(args, fake_address(0x50000000), 1 << 20));
+  EXPECT_FALSE(workspace_overlaps(args, kC + 8192, 1 << 20));        // right after c
+  EXPECT_FALSE(workspace_overlaps(args, kA - 4096, 4096));           // right before a
+  EXPECT_TRUE(workspace_overlaps(args, kA - 4096, 4096 + 16));       // into a
+  EXPECT_TRUE(workspace_overlaps(args, kB + 65536 - 16, 1 << 20));   // from b's last bytes
+  EXPECT_TRUE(workspace_overlaps(args, kScales - 16, 1 << 20));      // over the scales
+  EXPECT_TRUE(workspace_overlaps(args, kC + 4096, 16));              // inside c
+  EXPECT_FALSE(workspace_overlaps(args, kC + 4096, 0));              // an empty workspace
 }
 
 TEST(Validate, EmptyProblemSucceedsWithoutOperands) {
@@ -108,7 +175,7 @@ TEST(Validate, EmptyProblemSucceedsWithoutOperands) {
 
 TEST(StatusStrings, EveryStatusHasADistinctDescription) {
   std::set<std::string> seen;
-  for (int s = 0; s <= static_cast<int>(Status::kErrorCudaError); ++s) {
+  for (int s = 0; s <= static_cast<int>(Status::kErrorOverlappingOperands); ++s) {
     const std::string text = marlin::to_string(static_cast<Status>(s));
     EXPECT_NE(text, "unknown status") << s;
     EXPECT_TRUE(seen.insert(text).second) << "duplicate description: " << text;

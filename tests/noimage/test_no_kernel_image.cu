@@ -19,10 +19,14 @@ TEST(NoKernelImage, OtherArchitectureIsReportedAsNoKernelImage) {
   args.n = 256;
   args.k = 256;
   args.group_size = 128;
-  args.a = args.b = args.scales = dev;
-  args.c = dev;
+  // a, b and the scales share the first 256 KiB (they are only read), c and the workspace
+  // have their own quarter and half: the arguments are valid but for the missing code.
+  char* const bytes = static_cast<char*>(dev);
+  args.a = args.b = args.scales = bytes;
+  args.c = bytes + (1 << 18);
   EXPECT_EQ(marlin::can_implement(args), marlin::Status::kErrorNoKernelImage);
-  EXPECT_EQ(marlin::gemm<>(args, dev, 1 << 20, nullptr), marlin::Status::kErrorNoKernelImage);
+  EXPECT_EQ(marlin::gemm<>(args, bytes + (1 << 19), 1 << 19, nullptr),
+            marlin::Status::kErrorNoKernelImage);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "marlin left a sticky error behind";
   cudaFree(dev);
 }

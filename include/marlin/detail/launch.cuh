@@ -1101,6 +1101,9 @@ inline Status run_plan(const GemmArgs& args, const Plan& plan, void* workspace,
     if (workspace == nullptr) return Status::kErrorWorkspaceNull;
     if (workspace_size < plan.workspace_bytes) return Status::kErrorWorkspaceTooSmall;
     if (!aligned16(workspace)) return Status::kErrorMisalignedWorkspace;
+    if (workspace_overlaps(args, workspace, plan.workspace_bytes)) {
+      return Status::kErrorOverlappingOperands;
+    }
   }
   kernel::Params params;
   params.a = static_cast<const int4*>(args.a);
