@@ -1039,8 +1039,8 @@ TEST(Reliability, AnErrorLeftPendingByTheCallerIsNotReportedAsTheCallsOwn) {
 // launch raises the limit again when it fails) and compute correct results.
 TEST(Reliability, CallsAfterADeviceResetSucceed) {
   MARLIN_REQUIRE_GPU();
-  // Decode (a cluster split on sm_90), a 16-row striped run per-channel, and a 256-row call
-  // (the warpgroup kernel where the binary has it): each kernel's shared memory is over 48 KB.
+  // The decode kernels at 1 and 16 rows and a 256-row call (the warpgroup kernel where the
+  // binary has it); the largest planned kernel's shared memory must be over 48 KB (below).
   const std::vector<std::tuple<int, int, int, int>> shapes = {
       {1, 4096, 4096, 128}, {16, 2048, 1024, -1}, {256, 2048, 1024, 128}};
   int optin = 0;
