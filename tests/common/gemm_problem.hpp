@@ -118,15 +118,18 @@ inline Dims workspace_dims() {
   static const Dims kCandidates[] = {
       {8, 4096, 4096, 128}, {16, 8192, 8192, 128}, {2048, 1024, 4096, 128},
       {600, 6144, 4096, -1}, {16, 36864, 4096, 128}};
-  // workspace_bytes validates the pointers' alignment only; nothing is dereferenced.
+  // workspace_bytes validates the pointers (alignment, C apart from the operands it reads);
+  // nothing is dereferenced.
   void* const fake = reinterpret_cast<void*>(std::uintptr_t{1} << 20);
+  void* const fake_c = reinterpret_cast<void*>(std::uintptr_t{1} << 36);
   for (const Dims& d : kCandidates) {
     marlin::GemmArgs args;
     args.m = d.m;
     args.n = d.n;
     args.k = d.k;
     args.group_size = d.g;
-    args.a = args.b = args.scales = args.c = fake;
+    args.a = args.b = args.scales = fake;
+    args.c = fake_c;
     if (marlin::workspace_bytes(args) > 0) return d;
   }
   return Dims{0, 0, 0, 0};

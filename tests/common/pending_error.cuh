@@ -26,9 +26,11 @@ inline void expect_gemm_ignores_pending_error(GemmProblem& p) {
   DeviceBuffer ws = zeroed(marlin::workspace_bytes(p.args()));
   ASSERT_TRUE(ws);
   never_runs<<<1, 4096>>>();  // 4096 threads per block: over every GPU's limit
-  ASSERT_EQ(cudaPeekAtLastError(), cudaErrorInvalidConfiguration);
+  // (CUDA 13 on the H200 reports cudaErrorInvalidValue here, bench/NOTES.md run 313.)
+  const cudaError_t pending = cudaPeekAtLastError();
+  ASSERT_NE(pending, cudaSuccess) << "the faulty launch left no error";
   EXPECT_EQ(marlin::gemm<>(p.args(), ws.get(), ws.bytes(), nullptr), marlin::Status::kSuccess);
-  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration) << "the caller's error is gone";
+  EXPECT_EQ(cudaGetLastError(), pending) << "the caller's error is gone";
   MARLIN_TEST_CUDA(cudaDeviceSynchronize());
   std::vector<float> ref;
   ASSERT_NO_FATAL_FAILURE(reference_gpu(p, ref));

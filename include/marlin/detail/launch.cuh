@@ -217,28 +217,14 @@ struct LaunchConfig {
   LaunchConfig& operator=(const LaunchConfig&) = delete;
 };
 
-/// Puts the calling thread in the relaxed stream-capture mode for its lifetime (push and pop
-/// of cudaThreadExchangeStreamCaptureMode). Wraps the queries that a call makes only on first
-/// use (device attributes, kernel attributes and occupancy, which may load a module lazily),
-/// so that a first call made while the caller captures a CUDA graph (in the global or
-/// thread-local mode) cannot fail on, or invalidate that capture with, a call that stream
-/// capture counts as unsafe. None of them enqueues work.
-class RelaxedCaptureMode {
- public:
-  RelaxedCaptureMode() { (void)cudaThreadExchangeStreamCaptureMode(&mode_); }
-  ~RelaxedCaptureMode() { (void)cudaThreadExchangeStreamCaptureMode(&mode_); }
-  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
-  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
-
- private:
-  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
-};
-
 /// What a call learns once per process and reuses: each device's properties and, per
 /// (device, kernel, shared memory), the CTAs per SM after the kernel's shared-memory limit was
 /// raised and the clusters of each size that fit. A warm call costs two cheap runtime queries
-/// and at most three uncontended lookups. cudaDeviceReset() drops the raised limits while the
-/// cache still holds them: launch_kernel raises a kernel's limit again when its launch fails.
+/// and at most three uncontended lookups. Host threads share it under a lock. Calls after a
+/// cudaDeviceReset() launch with the limits it raised before (GPU test
+/// Reliability.CallsAfterADeviceResetSucceed; CUDA 13 on the H200), and first calls made
+/// while the caller captures a CUDA graph in the global mode succeed without invalidating the
+/// capture (GemmExecution.FirstCallsOfAProcessInsideAGraphCaptureSucceed).
 class PlanCache {
  public:
   static PlanCache& instance() {
@@ -255,7 +241,6 @@ class PlanCache {
         return Status::kSuccess;
       }
     }
-    const RelaxedCaptureMode relaxed;
     if (const Status st = read_device(device, info); st != Status::kSuccess) return st;
     devices_.push_back(info);
     return Status::kSuccess;
@@ -322,7 +307,6 @@ class PlanCache {
         return Status::kSuccess;
       }
     }
-    const RelaxedCaptureMode relaxed;
     if (const cudaError_t err = compute(); err != cudaSuccess) {
       (void)cudaGetLastError();
       return status_from(err);
@@ -629,7 +613,6 @@ inline void set_split(const GemmArgs& args, int split, Plan& plan, int whole = 0
 /// links libcuda); null where the driver does not provide it.
 inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-    const RelaxedCaptureMode relaxed;
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
 #if CUDART_VERSION >= 12050
@@ -1075,22 +1058,13 @@ inline WsLaunch ws_launch(const Plan& plan) {
 /// Enqueues `kernel(params)` as LaunchConfig describes it and returns the launch's own status.
 /// Every launch goes through cudaLaunchKernelEx, whose return value is this launch's error:
 /// cudaGetLastError after a <<<>>> launch would also return an error that the caller left
-/// pending, as this call's. A failed launch is tried once more after the kernel's
-/// shared-memory limit is raised again: cudaDeviceReset() drops the limits that PlanCache
-/// raised and remembers, and the planned shared memory is one that fits (PlanCache::ctas_per_sm).
+/// pending, as this call's (GPU tests *.AnErrorLeftPendingByTheCallerIsNotReportedAsTheCallsOwn).
 template <class KernelParams>
 inline Status launch_kernel(void (*kernel)(KernelParams), const KernelParams& params, int grid,
                             int cluster, bool pdl, int smem, cudaStream_t stream, int threads) {
   const LaunchConfig launch(grid, cluster, pdl, smem, stream, threads);
-  cudaError_t err = cudaLaunchKernelEx(&launch.config, kernel, params);
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError();
-    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) ==
-        cudaSuccess) {
-      err = cudaLaunchKernelEx(&launch.config, kernel, params);
-    }
-    (void)cudaGetLastError();
-  }
+  const cudaError_t err = cudaLaunchKernelEx(&launch.config, kernel, params);
+  if (err != cudaSuccess) (void)cudaGetLastError();
   return status_from(err);
 }
 
