@@ -3,8 +3,9 @@
 // ran at (bench/README.md). Host-only.
 //
 // Why: under the H200's software power cap the SM clock moves between 1425 and 1980 MHz from
-// one second to the next, and the large warpgroup calls' time most likely with it (bench/NOTES.md,
-// runs 311-312, which could not tie a repetition to its clock). A row's time needs its clock.
+// one second to the next (bench/NOTES.md, runs 311-312), and falls with M at M >= 256 (run 314:
+// 1470-1680 MHz in median). A row's time needs its clock. (Run 314 did not tie a repetition's
+// time to its mean clock: the repetitions' spread is mostly not the clock's.)
 //
 // NVML is the driver's library (libnvidia-ml.so.1). It is opened at run time with dlopen, so
 // the bench builds without NVML's header or import library and still runs where the driver's

@@ -221,7 +221,7 @@ struct LaunchConfig {
 /// (device, kernel, shared memory), the CTAs per SM after the kernel's shared-memory limit was
 /// raised and the clusters of each size that fit. A warm call costs two cheap runtime queries
 /// and at most three uncontended lookups. Host threads share it under a lock. Calls after a
-/// cudaDeviceReset() launch with the limits it raised before (GPU test
+/// cudaDeviceReset() succeed without raising the limits again (GPU test
 /// Reliability.CallsAfterADeviceResetSucceed; CUDA 13 on the H200), and first calls made
 /// while the caller captures a CUDA graph in the global mode succeed without invalidating the
 /// capture (GemmExecution.FirstCallsOfAProcessInsideAGraphCaptureSucceed).
