@@ -48,10 +48,15 @@ pack() {
       -DCMAKE_CUDA_FLAGS="$flags" >"$dir/configure_$name.log"
     cmake --build "$root/build/prebuilt-$name" --target marlin_bench >"$dir/build_$name.log"
     xz -c "$root/build/prebuilt-$name/bench/marlin_bench" >"$dir/bench_$name.xz"
-    echo "$name $(git -C "$root" rev-parse --short "${ref/#./HEAD}")$([[ $ref == . ]] &&
-      echo ' + working tree') flags '$flags'" >>"$dir/VARIANTS"
+    local changed=
+    if [[ $ref == . ]] && ! git -C "$root" diff --quiet HEAD; then
+      changed=' + uncommitted changes'
+    fi
+    echo "$name $(git -C "$root" rev-parse --short "${ref/#./HEAD}")$changed flags '$flags'" \
+      >>"$dir/VARIANTS"
   done
-  ldd "$full/bench/marlin_bench" | awk '/libbenchmark/ {print $3}' | xargs -r -I{} cp -L {} "$dir/lib/"
+  ldd "$full/bench/marlin_bench" | awk '/libbenchmark/ {print $3}' |
+    xargs -r -I{} cp -L {} "$dir/lib/"
   {
     echo "tree: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD ||
       echo ' + uncommitted changes'), arch $arch, packed $(date -u +%FT%TZ)"
