@@ -17,12 +17,19 @@
 #   var, base for each variant against the first one: scripts/ab_json.py; MARLIN_BENCH_BATCHES
 #   and AB_FILTER, a --benchmark_filter, narrow it) and, with GRID=1, the full grid of the
 #   tree's own bench (plot.py, targets.py). Results go to $OUT (the device tool's folder, else
-#   ./prebuilt-out): logs and a summary, and prebuilt.tgz with the JSON reports.
+#   build/prebuilt-out): logs and a summary, and prebuilt.tgz with the JSON reports. Exits 1
+#   if the suite fails, or a sanitizer run reports an error or runs no test.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dir=$root/build/prebuilt
 mode=${1:?usage: prebuilt.sh pack [name=ref[:flags] ...] | check}
 shift
+
+# The commit checked out, and whether the working tree (untracked files too) differs from it.
+tree_label() {
+  echo "$(git -C "$root" rev-parse --short HEAD)$([[ -n $(git -C "$root" status --porcelain) ]] &&
+    echo ' + uncommitted changes')"
+}
 
 pack() {
   set -e
@@ -48,18 +55,15 @@ pack() {
       -DCMAKE_CUDA_FLAGS="$flags" >"$dir/configure_$name.log"
     cmake --build "$root/build/prebuilt-$name" --target marlin_bench >"$dir/build_$name.log"
     xz -c "$root/build/prebuilt-$name/bench/marlin_bench" >"$dir/bench_$name.xz"
-    local changed=
-    if [[ $ref == . ]] && ! git -C "$root" diff --quiet HEAD; then
-      changed=' + uncommitted changes'
-    fi
-    echo "$name $(git -C "$root" rev-parse --short "${ref/#./HEAD}")$changed flags '$flags'" \
-      >>"$dir/VARIANTS"
+    local label
+    label=$(tree_label)
+    [[ $ref == . ]] || label=$(git -C "$root" rev-parse --short "$ref")
+    echo "$name $label flags '$flags'" >>"$dir/VARIANTS"
   done
   ldd "$full/bench/marlin_bench" | awk '/libbenchmark/ {print $3}' |
     xargs -r -I{} cp -L {} "$dir/lib/"
   {
-    echo "tree: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD ||
-      echo ' + uncommitted changes'), arch $arch, packed $(date -u +%FT%TZ)"
+    echo "tree: $(tree_label), arch $arch, packed $(date -u +%FT%TZ)"
     cat "$dir/VARIANTS" 2>/dev/null || true
   } >"$dir/MANIFEST"
   cat "$dir/MANIFEST"
@@ -67,7 +71,7 @@ pack() {
 }
 
 check() {
-  local out=${OUT:-$root/prebuilt-out} start
+  local out=${OUT:-$root/build/prebuilt-out} start failed=0
   start=$(date +%s)
   mkdir -p "$out" "$out/reports"
   stamp() { echo "[$(( $(date +%s) - start )) s] $*"; }
@@ -83,7 +87,9 @@ check() {
   stamp configured
   timeout "${CTEST_TIMEOUT:-300}" ctest --test-dir build/dev -j 12 --output-on-failure \
     -LE 'example|sanitize' >"$out/ctest.log" 2>&1
-  echo "ctest rc $?"
+  local rc=$?
+  echo "ctest rc $rc"
+  (( rc == 0 )) || failed=1
   grep -E "tests passed|Total Test time|\*\*\*Failed|Failed  " "$out/ctest.log" | tail -12
   stamp ctest
   if [[ -n ${SAN_FILTER:-} ]]; then
@@ -92,8 +98,15 @@ check() {
     for tool in memcheck racecheck; do
       timeout "${SAN_TIMEOUT:-120}" "$sanitizer" --tool "$tool" --error-exitcode 9 \
         build/dev/tests/marlin_gpu_tests --gtest_filter="$SAN_FILTER" >"$out/$tool.log" 2>&1
-      echo "$tool rc $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' \
+      rc=$?
+      # A filter that selects nothing, or only tests that skip, passes in GoogleTest: a run that
+      # checked nothing counts as a failure.
+      if [[ $rc == 0 ]] && ! grep -q '^\[  PASSED  \] [1-9]' "$out/$tool.log"; then
+        rc='0, but no test passed'
+      fi
+      echo "$tool rc $rc: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|SKIPPED|FAILED' \
         "$out/$tool.log" | tr '\n' ' ')"
+      [[ $rc == 0 ]] || failed=1
       stamp "$tool"
     done
   fi
@@ -131,7 +144,8 @@ check() {
   (cd "$out" && tar -czf prebuilt.tgz reports && rm -rf reports)
   for name in "${names[@]:1}"; do echo "==== A/B $name"; tail -20 "$out/ab_$name.txt"; done
   [[ -f $out/targets.txt ]] && { echo "==== targets"; head -30 "$out/targets.txt"; }
-  stamp done
+  stamp "done (suite and sanitizers: $( (( failed )) && echo FAILED || echo passed))"
+  return "$failed"
 }
 
 case $mode in
