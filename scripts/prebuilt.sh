@@ -89,6 +89,13 @@ check() {
     -LE 'example|sanitize' >"$out/ctest.log" 2>&1
   local rc=$?
   echo "ctest rc $rc"
+  if (( rc == 124 )); then
+    # Stopped at its limit: name the tests that had started and not ended.
+    echo "ctest stopped at its ${CTEST_TIMEOUT:-300} s limit; still running:" $(awk '
+      /^ *Start +[0-9]+: / {sub(":", "", $2); run[$2] = $3}
+      /Test +#[0-9]+: / {n = $0; sub(/.*#/, "", n); sub(/:.*/, "", n); delete run[n]}
+      END {for (n in run) print run[n]}' "$out/ctest.log")
+  fi
   (( rc == 0 )) || failed=1
   grep -E "tests passed|Total Test time|\*\*\*Failed|Failed  " "$out/ctest.log" | tail -12
   stamp ctest
@@ -99,6 +106,7 @@ check() {
       timeout "${SAN_TIMEOUT:-120}" "$sanitizer" --tool "$tool" --error-exitcode 9 \
         build/dev/tests/marlin_gpu_tests --gtest_filter="$SAN_FILTER" >"$out/$tool.log" 2>&1
       rc=$?
+      (( rc == 124 )) && rc="124 (stopped at its ${SAN_TIMEOUT:-120} s limit)"
       # A filter that selects nothing, or only tests that skip, passes in GoogleTest: a run that
       # checked nothing counts as a failure.
       if [[ $rc == 0 ]] && ! grep -q '^\[  PASSED  \] [1-9]' "$out/$tool.log"; then
