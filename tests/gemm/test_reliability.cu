@@ -604,20 +604,13 @@ TEST(Reliability, ClusterSplitsAgreeWithTheReference) {
 // tiles holding 24 and 17). Where wgmma_m_blocks gives the 256-row tile the plan may take the
 // 128-row tile instead, 128 or 256 wide (wgmma_rows_tile, on the device's capacity: on an H200
 // 384 x 4096 x 1024 128 wide, 300 x 10240 x 1024 (its last row group holding 44 rows) and
-// 640 x 6144 x 1024 256 wide); the other shapes keep the 256-row tile on it. Among the striped
-// partitions some give slices three participants (the last arrival's three-way sum where two
-// warpgroups compute, in either of its forms, kWgmmaSumThreeAtOnce: counted, and required where
-// the kernel runs).
+// 640 x 6144 x 1024 256 wide); the other shapes keep the 256-row tile on it.
 TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
   MARLIN_REQUIRE_GPU();
   marlin::detail::DeviceInfo dev;
   ASSERT_EQ(marlin::detail::query_device(dev), Status::kSuccess);
   if (!dev.wgmma) GTEST_SKIP() << "the warpgroup kernel needs sm_90a code on an sm_90 GPU";
   int tall_shapes = 0, tiny_shapes = 0;  // shapes planned on the 256- and 32-row tiles
-  // Striped partitions run by the warp-specialized kernel with two computing warpgroups where
-  // a slice has three participants (the last arrival's three-way sum; host arithmetic of the
-  // partition).
-  int three_way_runs = 0;
   // shapes planned on the 128-row tile, 128 and 256 wide, where the 256-row one was given
   int narrow_rows_for_tall = 0, wide_rows_for_tall = 0;
   for (auto [m, n, k, g] :
@@ -680,17 +673,6 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
         EXPECT_EQ(marlin::detail::launches_ws(plan),
                   marlin::detail::kWgmmaWsStriped && plan.ws_kernel != nullptr);
       }
-      const marlin::detail::Partition& part = plan.part;
-      if (marlin::detail::launches_ws(plan) && part.split == 0 &&
-          marlin::ws_compute_warpgroups(plan.tile, plan.m_blocks) == 2) {
-        for (int slice = 0; slice < part.slices; ++slice) {
-          if (marlin::detail::last_cta(part, slice) - marlin::detail::first_cta(part, slice) ==
-              2) {
-            ++three_way_runs;
-            break;
-          }
-        }
-      }
       std::vector<uint16_t> c;
       ASSERT_NO_FATAL_FAILURE(run_partition(p, plan, ref, c));
     }
@@ -715,9 +697,6 @@ TEST(Reliability, WarpgroupKernelAgreesWithTheReferenceUnderEveryPartition) {
               marlin::detail::kWgmmaRows128 && marlin::detail::kWgmmaRowsWide ? 2 : 0);
   }
   if (marlin::detail::kWgmmaTinyMinN == 16384) EXPECT_EQ(tiny_shapes, 2);
-  if (ws_kernel_unavailable(dev).empty() && marlin::detail::kWgmmaWsStriped) {
-    EXPECT_GT(three_way_runs, 0) << "no striped run with three participants per slice";
-  }
 }
 
 // Runs of whole slices (make_whole_runs): each warp-specialized tile, per-channel and grouped,

@@ -124,9 +124,6 @@ __global__ void __launch_bounds__(WsGeometry<kMBlocks, kNBlocks, kGrouped>::kThr
   constexpr int kChunkMost = G::kComputeWgs == 4 ? 4 : 8;
   constexpr int kChunk = kWideChunk < kChunkMost ? kWideChunk : kChunkMost;
   static_assert(kAccVecs % kWideChunk == 0 && kWideChunk % kChunk == 0, "whole chunks");
-  // Three participants of a striped slice: both other partials' chunks loaded at once (2 kChunk
-  // vectors, as many registers as the wide chunk), where two warpgroups compute.
-  constexpr bool kSumThreeAtOnce = kWgmmaSumThreeAtOnce && G::kComputeWgs == 2;
   extern __shared__ int4 smem_raw[];
   __shared__ uint64_t full_bar[kDepth];   // the stage's copies have landed (bytes)
   __shared__ uint64_t empty_bar[kDepth];  // the stage's wgmmas are done (kComputeThreads)
@@ -667,33 +664,6 @@ __global__ void __launch_bounds__(WsGeometry<kMBlocks, kNBlocks, kGrouped>::kThr
           for (int j = 0; j < kWideChunk; ++j) {
             sum[j] = detail_kernel::add4(detail_kernel::wgmma_acc_vec<G>(acc, q0 + j), sum[j]);
             detail_kernel::store_wgmma_vec<G>(sum[j], q0 + j, sh_red, cwg, wq, lane);
-          }
-        }
-      } else if (kSumThreeAtOnce && participants == 3) {
-        // Three (the common case of runs shorter than a slice: the first and the middle
-        // participant end their runs here, the last one started its run here): the two other
-        // partials' chunks are loaded at once, kChunk vectors of each, and summed in CTA order
-        // as below: (first + middle) + last, with this CTA's accumulators in its place (the
-        // sum of two is the same in either order, so first + middle is acc + the other).
-        const int lo = cta == first ? first + 1 : first;  // the others, in CTA order
-        const int hi = cta == last ? first + 1 : last;
-        const float4* const src_lo = reinterpret_cast<const float4*>(slot_of(lo)) + ctid;
-        const float4* const src_hi = reinterpret_cast<const float4*>(slot_of(hi)) + ctid;
-#pragma unroll
-        for (int q0 = 0; q0 < kAccVecs; q0 += kChunk) {
-          float4 t_lo[kChunk], t_hi[kChunk];
-#pragma unroll
-          for (int j = 0; j < kChunk; ++j) {
-            t_lo[j] = __ldcg(src_lo + (q0 + j) * kComputeThreads);
-            t_hi[j] = __ldcg(src_hi + (q0 + j) * kComputeThreads);
-          }
-#pragma unroll
-          for (int j = 0; j < kChunk; ++j) {
-            const float4 mine = detail_kernel::wgmma_acc_vec<G>(acc, q0 + j);
-            const float4 sum =
-                cta == last ? detail_kernel::add4(detail_kernel::add4(t_lo[j], t_hi[j]), mine)
-                            : detail_kernel::add4(detail_kernel::add4(mine, t_lo[j]), t_hi[j]);
-            detail_kernel::store_wgmma_vec<G>(sum, q0 + j, sh_red, cwg, wq, lane);
           }
         }
       } else {

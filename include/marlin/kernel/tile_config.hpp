@@ -304,17 +304,6 @@ inline constexpr int kWsWideCompute = MARLIN_WS_WIDE_COMPUTE;
 static_assert(kWsWideCompute >= 0 && kWsWideCompute <= 2,
               "MARLIN_WS_WIDE_COMPUTE must be 0, 1 or 2");
 
-/// Whether the last arrival on a striped slice of three participants loads both other partials'
-/// vectors at once, where two warpgroups compute (gemm_kernel_ws; the same sums in the same
-/// order as the running sum over participants, which loads one partial's vectors at a time:
-/// bench/NOTES.md change 114). Off by default: prepared for an A/B and not yet run on a GPU
-/// (with it off the kernels compile to the code they had before it). Build with
-/// -DMARLIN_WGMMA_SUM_THREE_AT_ONCE=1 only to measure it.
-#ifndef MARLIN_WGMMA_SUM_THREE_AT_ONCE
-#define MARLIN_WGMMA_SUM_THREE_AT_ONCE 0
-#endif
-inline constexpr bool kWgmmaSumThreeAtOnce = MARLIN_WGMMA_SUM_THREE_AT_ONCE != 0;
-
 /// Computing warpgroups of the warp-specialized warpgroup tile of `m_blocks` x configuration
 /// `c`: 4 for the 32-row tile 256 wide and, at kWsWideCompute 2, the 64-row tile 256 wide, each
 /// warpgroup of one 64-column strip; 2 otherwise, each of half the columns. (Four computing
